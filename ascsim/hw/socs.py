@@ -1,0 +1,426 @@
+"""The SoC table: one :class:`~ascsim.hw.spec.SocSpec` per supported Ascend SoC.
+
+Each architecture has one template written out in full; every SKU is that template plus the
+few numbers the SKU changes (:func:`_sku`). Every number carries its source:
+
+* ``[Sx]`` tags refer to ``shared/reference/ascend-hw.md`` (S7 = CANN 8.1.RC1
+  ``platform_config/<SoC>.ini`` for 910B/910_93, S13 = the pypto simulation ini files for
+  950, S14 = Huawei's pypto CA cost model, ...).
+* ``[H1]`` = Huawei CANN HCCL header ``tbe_vector_reduce.h``, ``OPINFO_INDEX_SOC_STRING_MAP``:
+  it runs 910_9391/9392 on the 910B1 kernels, 9381/9382 on 910B2, 9372 on 910B3 and 9362 on
+  910B4-1, and calls 9392/9382 "reserved types". Used to place the A3 SKUs that have no ini.
+* ``[H2]`` = a third-party vllm-ascend AGENTS.md quoting CANN 9.0 ``Ascend910B4-1.ini``
+  (cube_freq=1500, l2_size 96 MB, 20 AIC / 40 AIV, 64 GB HBM). Grade S.
+
+The pypto 950 ini files exist in two versions: the older ``950DT_958x.ini`` (quoted in the
+reference, ``ddr_rate=61`` for 950DT_9582) and the newer per-SKU ``Ascend950DT_9582.ini``
+(``ddr_rate=80``, AIV ``ddr_rate=40``). The table follows the newer per-SKU files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from types import MappingProxyType
+from typing import Any
+
+from .spec import Bandwidths, CubeCost, SocSpec, TimingParams, VectorCost
+
+KiB = 1024
+MiB = 1024 * KiB
+GiB = 1024 * MiB
+
+DEFAULT_SOC = "Ascend910B1"
+
+# pypto's vector model adds a fixed vecDelay of 15 cycles to each instruction's own delay [S14].
+_VEC_DELAY = 15
+
+
+def _vc(parallel: int, delay: int, thrput: int = 1) -> VectorCost:
+    """A row of the pypto ``def.h`` vector table [S14]: parallel B/cycle, delay, thrput."""
+    return VectorCost(
+        bytes_per_cycle=parallel, latency=delay + _VEC_DELAY, throughput_factor=thrput
+    )
+
+
+# --- Vector costs -------------------------------------------------------------------------
+# Huawei pypto CA model `simulation_ca/A2A3/model/def.h` [S14] (a model, not a spec). A bare
+# op name is the fallback for dtypes without their own row; for ops whose pypto row depends on
+# the dtype the bare name carries the float32 row. Rows marked "assumed" are not in the pypto
+# table and borrow the row of the closest listed instruction.
+_A2A3_VECTOR: dict[str, VectorCost] = {
+    "add": _vc(256, 6),  # [S14] VADD fp16/fp32
+    "add.int16": _vc(256, 4),  # [S14] VADD int16
+    "add.int32": _vc(256, 4),  # [S14] VADD int32
+    "sub": _vc(256, 6),  # [S14] VSUB fp16/fp32
+    "sub.int16": _vc(256, 4),  # [S14] VSUB int16
+    "sub.int32": _vc(256, 4),  # [S14] VSUB int32
+    "adds": _vc(256, 6),  # [S14] VADDS fp16/fp32
+    "mul": _vc(256, 7),  # [S14] VMUL fp16/fp32
+    "mul.int16": _vc(128, 5),  # [S14] VMUL int16
+    "muls": _vc(256, 7),  # [S14] VMULS fp16/fp32
+    "max": _vc(256, 4),  # [S14] VMAX
+    "min": _vc(256, 4),  # [S14] VMIN
+    "maxs": _vc(256, 4),  # [S14] VMAXS
+    "mins": _vc(256, 4),  # [S14] VMINS
+    "abs": _vc(256, 4),  # [S14] VABS
+    "relu": _vc(256, 4),  # assumed = VMAX (relu is max(x, 0))
+    "leaky_relu": _vc(256, 7),  # assumed = VMUL (one multiply + select per element)
+    "axpy": _vc(256, 7),  # assumed = VMUL (multiply-accumulate)
+    "mla": _vc(256, 7),  # assumed = VMUL
+    "madd": _vc(256, 7),  # assumed = VMUL
+    "exp": _vc(128, 12),  # [S14] VEXP fp32
+    "exp.float16": _vc(64, 12),  # [S14] VEXP fp16: same elements/cycle as fp32 [S10]
+    "exp.float32": _vc(128, 12),  # [S14] VEXP fp32
+    "ln": _vc(128, 14),  # [S14] VLN fp32
+    "ln.float16": _vc(64, 14),  # [S14] VLN fp16
+    "ln.float32": _vc(128, 14),  # [S14] VLN fp32
+    "div": _vc(128, 13),  # [S14] VDIV fp32
+    "div.float16": _vc(64, 13),  # [S14] VDIV fp16
+    "div.float32": _vc(128, 13),  # [S14] VDIV fp32
+    "sqrt": _vc(128, 13),  # [S14] VSQRT fp32
+    "sqrt.float16": _vc(64, 13),  # [S14] VSQRT fp16
+    "sqrt.float32": _vc(128, 13),  # [S14] VSQRT fp32
+    "rsqrt": _vc(256, 5),  # [S14] VRSQRT
+    "reciprocal": _vc(256, 5),  # [S14] VREC
+    "cast": _vc(256, 4),  # [S14] VCONV
+    "duplicate": _vc(256, 4),  # assumed = VCONV (write-only, single-source datapath)
+    "copy": _vc(128, 4),  # [S14] VCOPY
+    "brcb": _vc(128, 4),  # [S14] VBRCB
+    "compare": _vc(256, 4),  # assumed = VMAX (same comparator datapath)
+    "select": _vc(256, 6),  # [S14] VSEL fp
+    "and": _vc(256, 4),  # assumed = integer VADD
+    "or": _vc(256, 4),  # assumed = integer VADD
+    "not": _vc(256, 4),  # assumed = integer VADD
+    "shl": _vc(256, 4),  # assumed = integer VADD
+    "shr": _vc(256, 4),  # assumed = integer VADD
+    # Full reductions. pypto notes a x7 read-modify-write for VCADD in "mode 0"; not modelled.
+    "reduce": _vc(256, 20),  # [S14] VCADD fp32
+    "reduce.float16": _vc(256, 23),  # [S14] VCADD fp16
+    "reduce.float32": _vc(256, 20),  # [S14] VCADD fp32
+    "reduce_max": _vc(256, 8, thrput=7),  # [S14] VCMAX fp32
+    "reduce_max.float16": _vc(256, 9, thrput=7),  # [S14] VCMAX fp16
+    "reduce_max.float32": _vc(256, 8, thrput=7),  # [S14] VCMAX fp32
+    "reduce_min": _vc(256, 8, thrput=7),  # [S14] VCMIN fp32
+    "reduce_min.float16": _vc(256, 9, thrput=7),  # [S14] VCMIN fp16
+    "reduce_min.float32": _vc(256, 8, thrput=7),  # [S14] VCMIN fp32
+    # Per-DataBlock reductions.
+    "block_reduce": _vc(256, 12),  # [S14] VCGADD fp32
+    "block_reduce.float16": _vc(256, 15),  # [S14] VCGADD fp16
+    "block_reduce_max": _vc(256, 5),  # [S14] VCGMAX fp32
+    "block_reduce_max.float16": _vc(256, 6),  # [S14] VCGMAX fp16
+    "block_reduce_min": _vc(256, 5),  # [S14] VCGMIN fp32
+    "block_reduce_min.float16": _vc(256, 6),  # [S14] VCGMIN fp16
+    "sort": _vc(128, 18),  # [S14] VBITSORT fp16
+    "merge_sort": _vc(128, 18),  # [S14] VMRGSORT4 fp16
+    "transpose": _vc(128, 7),  # [S14] VNCHWCONV
+    "transpose.int8": _vc(128, 7, thrput=7),  # [S14] VNCHWCONV int8 (x7)
+    "transpose.uint8": _vc(128, 7, thrput=7),  # [S14] VNCHWCONV int8 (x7)
+    "ub_copy": _vc(256, 12),  # [S14] MOV_UB_UB (UB->UB DataCopy on PIPE_V)
+}
+
+# --- Cube costs ---------------------------------------------------------------------------
+_A2A3_CUBE = CubeCost(
+    # [S14] pypto kstep; fp16/bf16 = one 16x16x16 block per cycle [S3, S28]; int8 16x32x16
+    # [S3, S7 DtypeMKN]; int4 16x64x16 [S7]; fp32 at 1/4 of fp16 [S10].
+    k_step={"float16": 16, "bfloat16": 16, "float32": 4, "int8": 32, "uint8": 32, "int4": 64},
+    startup_cycles=20,  # [S14] pypto cubeStateLatency
+)
+
+_A5_CUBE = CubeCost(
+    # Same fractal rates as 2201 [S3]. The newer 950 ini lists FP8/HiF8 with MKN 16,32,16
+    # [S13], i.e. the int8 shape; the rate is assumed equal to int8 (unconfirmed, §7.1).
+    # int4 left out: "removed in 3510" per the migration guide [S23] (the ini still lists s4).
+    k_step={
+        "float16": 16,
+        "bfloat16": 16,
+        "float32": 4,
+        "int8": 32,
+        "uint8": 32,
+        "float8_e4m3fn": 32,
+        "float8_e5m2": 32,
+        "hifloat8": 32,
+    },
+    startup_cycles=20,  # [S14] pypto cubeStateLatency (A2/A3 model; assumed for 950)
+)
+
+# --- Model constants ----------------------------------------------------------------------
+_A2A3_TIMING = TimingParams(
+    # Initial guesses to be calibrated against shared/reference/calibration.md, which shows
+    # scalar time dominating small kernels (RMSNorm 32K elements: 1.91 of 3.56 µs).
+    scalar_cycles_per_call=20,  # guess: ~10 scalar ALU ops (2 cycles each [S14]) per API call
+    scalar_cycles_per_loop_iter=10,  # guess: counter update + compare + branch
+    scalar_ld_st_cycles=30,  # [S14] scalar LD 6 / ST 4, plus the pipe sync a UB access needs
+    mte2_startup_cycles=20,  # [S14] DMA UE latency 9, plus descriptor decode (guess)
+    mte3_startup_cycles=20,  # as MTE2
+    mte1_startup_cycles=25,  # [S14] load2d extra latency 9 + 16
+    fixpipe_startup_cycles=30,  # guess: FixPipe's quant/relu/layout stages; no published figure
+    gm_read_latency_cycles=320,  # [S14] pypto CA model DDR read latency 307-347 cycles
+    gm_write_latency_cycles=170,  # [S14] pypto CA model DDR write latency 153-203 cycles
+    l2_hit_latency_cycles=50,  # [S14] pypto CacheConfig.toml L2 hit latency
+    flag_latency_cycles=10,  # guess: set/wait is a hardware flag inside one core
+    # guess: hardware inter-core sync (ini hardware_sync_betweencore=1 [S7]) crosses the chip
+    # fabric; taken as about half a GM round trip.
+    cross_core_flag_latency_cycles=150,
+    # [S16] reports ~20 µs "head overhead" for full-core A2 launches, but that is host-side
+    # launch cost: published Task Durations of whole small kernels are 3.5-4.5 µs on 910B4
+    # (calibration.md). In the smallest RMSNorm point scalar alone takes 1.91 of 3.56 µs, so
+    # the fixed per-kernel part of device time can be at most ~1.65 µs; take 1.5 µs.
+    launch_overhead_us=1.5,
+    vector_ub_bank_conflict_factor=1.0,  # conflicts are left to an explicit UB-bank model
+    gm_misaligned_bw_factor=0.7,  # [S17] 32 B-aligned GM access can drop to 70 % (A2)
+    pipe_queue_depth=32,  # [S10] MTE1/MMAD instruction queue depth 32; pypto uses 32 [S14]
+)
+
+_A5_TIMING = _A2A3_TIMING  # no 3510 cost model is published; assumed equal to A2/A3
+
+# --- Per-core bandwidths (bytes/cycle) ----------------------------------------------------
+_A2A3_BW = Bandwidths(
+    gm_read=32.0,  # [S7] ini ddr_read_rate
+    gm_write=32.0,  # [S7] ini ddr_write_rate
+    l2_read=110.0,  # [S7] ini l2_read_rate
+    l2_write=86.0,  # [S7] ini l2_write_rate
+    # No ini key for the MTE2 ingest itself: a GM-sourced transfer is fed at most at the L2
+    # read rate (pypto models the L1 write side at 256 [S14]).
+    gm_to_l1=110.0,  # = l2_read_rate [S7]
+    gm_to_ub=110.0,  # = l2_read_rate [S7]
+    ub_to_gm=64.0,  # [S7] ini ub_to_ddr_rate (ub_to_l2_rate also 64)
+    l1_to_l0a=512.0,  # [S7] ini l1_to_l0_a_rate (pypto: 256 [S14], §7.2)
+    l1_to_l0b=256.0,  # [S7] ini l1_to_l0_b_rate (pypto: 128 [S14])
+    l1_to_bt=256.0,  # no figure; assumed = l1_to_l0b (same MTE1 read port of L1)
+    l1_to_fb=256.0,  # no figure; assumed = l1_to_l0b
+    l1_to_gm=64.0,  # no figure; assumed = ub_to_gm (MTE3 egress to GM)
+    l0c_to_gm=128.0,  # [S14] pypto L0C read (FixPipe) 128
+    l0c_to_l1=128.0,  # [S14] pypto L0C read (FixPipe) 128
+    l0c_to_ub=256.0,  # [S7] ini l0_c_to_ub_rate (the path is not exposed on 2201)
+    l1_to_ub=128.0,  # [S7] ini l1_to_ub_rate (path not exposed on 2201)
+    ub_to_l1=128.0,  # [S7] ini ub_to_l1_rate (path not exposed on 2201)
+    ub_to_ub=256.0,  # [S14] pypto MOV_UB_UB parallel 256
+)
+
+_A5_AIC_BW = Bandwidths(
+    gm_read=31.0,  # [S13] Ascend950PR_9579.ini [AICoreMemoryRates] ddr_read_rate
+    gm_write=31.0,  # [S13] ddr_write_rate
+    l2_read=100.0,  # [S13] l2_read_rate
+    l2_write=100.0,  # [S13] l2_write_rate
+    gm_to_l1=100.0,  # = l2_read_rate [S13] (see the 910B note)
+    gm_to_ub=100.0,  # = l2_read_rate [S13]
+    ub_to_gm=128.0,  # [S13] ub_to_ddr_rate
+    l1_to_l0a=256.0,  # [S13] l1_to_l0_a_rate
+    l1_to_l0b=256.0,  # [S13] l1_to_l0_b_rate
+    l1_to_bt=256.0,  # no figure; assumed = l1_to_l0b
+    l1_to_fb=256.0,  # no figure; assumed = l1_to_l0b
+    l1_to_gm=128.0,  # path removed on 3510 [S23]; nominal = ub_to_gm
+    l0c_to_gm=128.0,  # [S14] pypto A2/A3 FixPipe L0C read 128, assumed for 950
+    l0c_to_l1=128.0,  # [S14] as above
+    l0c_to_ub=128.0,  # [S13] l0_c_to_ub_rate
+    l1_to_ub=128.0,  # [S13] l1_to_ub_rate
+    ub_to_l1=128.0,  # [S13] ub_to_l1_rate
+    ub_to_ub=256.0,  # [S14] MOV_UB_UB, assumed for 950
+)
+
+_A5_AIV_BW = replace(
+    _A5_AIC_BW,
+    gm_read=16.0,  # [S13] Ascend950PR_9579.ini [VectorCoreMemoryRates] ddr_read_rate
+    gm_write=16.0,  # [S13] ddr_write_rate
+    ub_to_gm=40.0,  # [S13] ub_to_ddr_rate (ub_to_l2_rate 42)
+)
+
+
+def _a5_rates(aic_ddr: float, aiv_ddr: float) -> dict[str, Bandwidths]:
+    """950 AIC/AIV rates for one SKU: only the per-core GM (ddr) rate differs between SKUs."""
+    return {
+        "bw": replace(_A5_AIC_BW, gm_read=aic_ddr, gm_write=aic_ddr),
+        "aiv_bw": replace(_A5_AIV_BW, gm_read=aiv_ddr, gm_write=aiv_ddr),
+    }
+
+
+# 950 per-core GM rates: AIC and AIV ddr_rate differ between the PR and DT SKUs [S13].
+_PR_RATES = _a5_rates(31.0, 16.0)  # [S13] Ascend950PR_9579/9589.ini AIC / AIV ddr_rate
+_DT_RATES = _a5_rates(80.0, 40.0)  # [S13] Ascend950DT_9572/9581/9582.ini AIC / AIV ddr_rate
+
+
+# --- Data paths (reference §2.3) ---------------------------------------------------------
+# [S1, S2, S7] 2201: no L0C->UB and no UB<->L1 (the intrinsic map has no ub2l1/l12ub).
+_C220_PATHS = frozenset({
+    "GM->L1", "GM->UB", "UB->GM", "GM->L0A", "GM->L0B", "L1->L0A", "L1->L0B", "L1->BT",
+    "L1->FB", "L0C->GM", "L0C->L1", "L1->GM", "UB->UB",
+})  # fmt: skip
+# [S3, S23, S24] 3510 adds L0C->UB (FixPipe) and UB<->L1; removes GM->L0A/B and L1->GM.
+_C310_PATHS = frozenset({
+    "GM->L1", "GM->UB", "UB->GM", "L1->L0A", "L1->L0B", "L1->BT", "L1->FB", "L0C->GM",
+    "L0C->L1", "L0C->UB", "UB->L1", "L1->UB", "UB->UB",
+})  # fmt: skip
+
+# --- Architecture templates ---------------------------------------------------------------
+# Chip-level numbers of a template (name, core count, clock, HBM, L2, chip GM bandwidth) are
+# placeholders copied from the first SKU; _sku() overwrites all of them.
+
+_DAV_C220 = SocSpec(
+    name="Ascend910B1",
+    family="Ascend910B",
+    npu_arch=2201,  # [S2] NPU architecture version 2201
+    ccec_arch="dav-c220",  # [S7] ini CCEC_AIC_version=dav-c220-cube / dav-c220-vec
+    aic_count=24,  # placeholder (see _sku)
+    aiv_count=48,  # placeholder
+    clock_mhz=1850.0,  # placeholder
+    hbm_bytes=64 * GiB,  # placeholder
+    l2_bytes=192 * MiB,  # placeholder
+    gm_bandwidth_bytes_per_cycle=32.0 * 24,  # placeholder
+    ub_bytes=196608,  # [S7] ini ub_size (192 KB)
+    l1_bytes=524288,  # [S7] ini l1_size
+    l0a_bytes=65536,  # [S7] ini l0_a_size
+    l0b_bytes=65536,  # [S7] ini l0_b_size
+    l0c_bytes=131072,  # [S7] ini l0_c_size; doc "L0C Buffer容量128KB" [S10]
+    bt_bytes=1024,  # [S7] ini bt_size; doc "BiasTable Buffer为1KB" [S10]
+    fb_bytes=(2048, 1024, 2048, 2048),  # [S7] ini fb0_size..fb3_size
+    ub_bank_groups=16,  # [S18] 16 bank groups
+    ub_banks_per_group=3,  # [S18] x 3 banks (the ini ubbank_* fields disagree with the doc)
+    ub_bank_bytes=4096,  # [S18] 4 KB per bank (128 rows x 32 B)
+    paths=_C220_PATHS,
+    alignment={
+        "UB": 32,  # [S2, S11] one DataBlock
+        "L1": 32,  # [S11]
+        "L0A": 512,  # [S11] one fractal
+        "L0B": 512,  # [S11] one fractal
+        "L0C": 64,  # [S11]
+        "BT": 64,  # [S11]
+        "FB": 128,  # [S10] 2201 hardware-constraint page (the arch page says 64 [S2])
+        "GM": 1,  # [S11] no requirement (512 B recommended, gm_recommended_alignment)
+    },
+    gm_recommended_alignment=512,  # [S17] "GM地址尽量512B对齐"
+    bw=_A2A3_BW,
+    vector=_A2A3_VECTOR,
+    cube=_A2A3_CUBE,
+    timing=_A2A3_TIMING,
+    cube_vector_split=True,  # [S7] ini cube_vector_combine=split; 1 AIC : 2 AIV [S2]
+    event_ids=8,  # [S12] eventID 0-7 (6, 7 reserved)
+    cross_core_flag_ids=16,  # [S42] API page 0-15 (arch pages say 0-10)
+    data_block_bytes=32,  # [S6]
+    vector_repeat_bytes=256,  # [S6] 8 DataBlocks x 32 B
+    max_repeat_times=255,  # [S6] repeatTime is uint8
+)
+
+_DAV_C310 = replace(
+    _DAV_C220,
+    name="Ascend950PR_9579",
+    family="Ascend950",
+    npu_arch=3510,  # [S3] NPU architecture version 3510
+    ccec_arch="dav-c310",  # [S13] ini CCEC_AIC_version=dav-c310-cube / dav-c310-vec
+    ub_bytes=253952,  # [S13] ini ub_size (248 KB usable of 256 KB physical [S3], §7.6)
+    l1_bytes=524288,  # [S13] ini l1_size
+    l0a_bytes=65536,  # [S13] ini l0_a_size
+    l0b_bytes=65536,  # [S13] ini l0_b_size
+    l0c_bytes=262144,  # [S13] ini l0_c_size
+    bt_bytes=4096,  # [S13] ini bt_size
+    fb_bytes=(4096, 2048),  # [S13] ini fb0_size, fb1_size (fb2/fb3 are 0)
+    ub_bank_groups=8,  # [S18] 8 groups
+    ub_banks_per_group=2,  # [S18] x 2 banks
+    ub_bank_bytes=16384,  # [S18] 16 KB per bank (512 rows x 32 B)
+    paths=_C310_PATHS,
+    alignment={
+        "UB": 32,  # [S11]
+        "L1": 32,  # [S11]
+        "L0A": 512,  # [S11]
+        "L0B": 512,  # [S11]
+        "L0C": 64,  # [S11]
+        "BT": 64,  # [S11]
+        "FB": 64,  # arch-page value [S2]; the 128 B figure is from a 2201-only page [S10]
+        "GM": 1,  # [S11]
+    },
+    **_PR_RATES,
+    vector=_A2A3_VECTOR,  # no 3510 table published: assumed = A2/A3 (256 B/cycle [S3])
+    cube=_A5_CUBE,
+    timing=_A5_TIMING,
+)
+
+
+def _sku(
+    template: SocSpec, name: str, *, aic: int, mhz: float, hbm: int, l2: int, **changes: Any
+) -> SocSpec:
+    """One SKU: ``template`` with its AIC count, clock (MHz), HBM and L2 bytes.
+
+    AIV count follows from the 1:2 split [S1, S2, S3]. Whole-chip GM bandwidth is the ini
+    ``ddr_rate`` times the AIC count (§1.2): 1.42 TB/s on 910B1 against the commonly quoted
+    1.6 TB/s. Kept because it is Huawei's own model input, and because the largest
+    bandwidth-bound calibration point on 910B4 (RMSNorm 2x2048x1024 fp32: 32 MiB of traffic
+    in 34.4 µs, ~0.97 TB/s) is within a few percent of the 0.96 TB/s it gives there, whereas
+    1.6 TB/s would predict ~40 % less time.
+    """
+    spec = replace(
+        template,
+        name=name,
+        aic_count=aic,
+        aiv_count=2 * aic,
+        clock_mhz=float(mhz),
+        hbm_bytes=hbm,
+        l2_bytes=l2,
+        **changes,
+    )
+    return replace(spec, gm_bandwidth_bytes_per_cycle=spec.bw.gm_read * aic)
+
+
+_A3 = replace(_DAV_C220, family="Ascend910_93")  # A3 die = 910B-class die [S15], same ini rates
+
+_TABLE: tuple[SocSpec, ...] = (
+    # --- Ascend910B (A2): [S7] <SoC>.ini ai_core_cnt, cube_freq, memory_size, l2_size
+    # [S7] Ascend910B1.ini
+    _sku(_DAV_C220, "Ascend910B1", aic=24, mhz=1850, hbm=64 * GiB, l2=192 * MiB),
+    # [S7] Ascend910B2.ini
+    _sku(_DAV_C220, "Ascend910B2", aic=24, mhz=1800, hbm=64 * GiB, l2=192 * MiB),
+    # [S7] Ascend910B2C.ini; its memory_size is empty: HBM assumed = Ascend910B2
+    _sku(_DAV_C220, "Ascend910B2C", aic=24, mhz=1800, hbm=64 * GiB, l2=192 * MiB),
+    # [S7] Ascend910B3.ini
+    _sku(_DAV_C220, "Ascend910B3", aic=20, mhz=1800, hbm=64 * GiB, l2=192 * MiB),
+    # [S7] Ascend910B4.ini
+    _sku(_DAV_C220, "Ascend910B4", aic=20, mhz=1500, hbm=32 * GiB, l2=96 * MiB),
+    # Not in the ini set we have: assumed = Ascend910B4 (20 AIC, 1500 MHz, 96 MiB L2, as [H2]
+    # quotes its ini) but with 64 GB HBM [H2].
+    _sku(_DAV_C220, "Ascend910B4-1", aic=20, mhz=1500, hbm=64 * GiB, l2=96 * MiB),
+    # --- Ascend910_93 (A3): one 910B-class die per device [S15]
+    # [S7] Ascend910_9362.ini
+    _sku(_A3, "Ascend910_9362", aic=20, mhz=1500, hbm=32 * GiB, l2=168 * MiB),
+    # Not in the ini set we have: [H1] runs it on the 910B3 kernels; assumed = 910B3 numbers.
+    _sku(_A3, "Ascend910_9372", aic=20, mhz=1800, hbm=64 * GiB, l2=192 * MiB),
+    # Not in the ini set we have: [H1] runs it on the 910B2 kernels; assumed = 910B2 numbers.
+    _sku(_A3, "Ascend910_9381", aic=24, mhz=1800, hbm=64 * GiB, l2=192 * MiB),
+    # Not in the ini set we have: assumed = Ascend910_9381 ([H1]: same kernels, "reserved").
+    _sku(_A3, "Ascend910_9382", aic=24, mhz=1800, hbm=64 * GiB, l2=192 * MiB),
+    # [S7] Ascend910_9391.ini (npu-smi reports 25 AI Cores on an A3 die [S30]; the ini's 24
+    # is what kernels may use)
+    _sku(_A3, "Ascend910_9391", aic=24, mhz=1850, hbm=64 * GiB, l2=192 * MiB),
+    # Not in the ini set we have: assumed = Ascend910_9391 ([H1]: same kernels, "reserved").
+    _sku(_A3, "Ascend910_9392", aic=24, mhz=1850, hbm=64 * GiB, l2=192 * MiB),
+    # --- Ascend950 (A5): [S13] <SoC>.ini ai_core_cnt, cube_freq, memory_size, l2_size
+    # [S13] Ascend950PR_9579.ini
+    _sku(_DAV_C310, "Ascend950PR_9579", aic=28, mhz=1650, hbm=128 * GiB, l2=128 * MiB, **_PR_RATES),
+    # [S13] Ascend950PR_9589.ini
+    _sku(_DAV_C310, "Ascend950PR_9589", aic=32, mhz=1650, hbm=128 * GiB, l2=128 * MiB, **_PR_RATES),
+    # [S13] Ascend950DT_9572.ini
+    _sku(_DAV_C310, "Ascend950DT_9572", aic=28, mhz=1650, hbm=96 * GiB, l2=128 * MiB, **_DT_RATES),
+    # [S13] Ascend950DT_9581.ini
+    _sku(_DAV_C310, "Ascend950DT_9581", aic=32, mhz=1650, hbm=144 * GiB, l2=128 * MiB, **_DT_RATES),
+    # [S13] newer Ascend950DT_9582.ini (the older 950DT_958x.ini had AIC 61 / AIV 31)
+    _sku(_DAV_C310, "Ascend950DT_9582", aic=32, mhz=1650, hbm=96 * GiB, l2=128 * MiB, **_DT_RATES),
+)
+
+SOCS: MappingProxyType[str, SocSpec] = MappingProxyType({s.name: s for s in _TABLE})
+
+# Lower-case lookup that also accepts pyasc's enum member spelling ("Ascend910B4_1").
+_LOOKUP: dict[str, SocSpec] = {}
+for _spec in _TABLE:
+    _LOOKUP[_spec.name.lower()] = _spec
+    _LOOKUP[_spec.name.replace("-", "_").lower()] = _spec
+
+
+def soc_names() -> tuple[str, ...]:
+    """Names of all SoCs in table order."""
+    return tuple(SOCS)
+
+
+def get_soc(name: Any = DEFAULT_SOC) -> SocSpec:
+    """The spec of SoC ``name``, case-insensitively; a pyasc ``config.Platform`` works too."""
+    key = getattr(name, "value", name)  # pyasc's Platform enum carries the SoC string
+    spec = _LOOKUP.get(str(key).lower())
+    if spec is None:
+        raise ValueError(f"unknown SoC {key!r}; known SoCs: {', '.join(soc_names())}")
+    return spec
