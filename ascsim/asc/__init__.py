@@ -1,0 +1,67 @@
+"""ascsim's implementation of pyasc's ``asc`` package (the Ascend C Python front-end).
+
+Unmodified pyasc scripts run against this module when started with ``ascsim run`` (which makes
+``import asc`` resolve here). The names and call forms follow pyasc; the kernels execute on the
+simulated machine of :mod:`ascsim.sim`.
+"""
+
+from __future__ import annotations
+
+from ascsim.asc import adv  # noqa: F401 - the asc.adv submodule
+from ascsim.asc.basic.data_copy import data_copy, data_copy_pad
+from ascsim.asc.basic.special import (
+    cast,
+    compare,
+    compare_scalar,
+    copy,
+    duplicate,
+    reduce_max,
+    reduce_min,
+    reduce_sum,
+    select,
+)
+from ascsim.asc.basic.sync import data_sync_barrier, pipe_barrier, set_flag, wait_flag
+from ascsim.asc.basic.sysvar import (
+    ascend_is_aic,
+    ascend_is_aiv,
+    get_arch_version,
+    get_block_idx,
+    get_block_num,
+    get_data_block_size_in_bytes,
+    get_program_counter,
+    get_sub_block_idx,
+    get_sub_block_num,
+    get_system_cycle,
+    get_task_ratio,
+    property,
+    trap,
+)
+from ascsim.asc.basic.vector import OPS as _VECTOR_OPS
+from ascsim.asc.dtypes import *  # noqa: F403
+from ascsim.asc.dtypes import DataType
+from ascsim.asc.enums import *  # noqa: F403
+from ascsim.asc.fwk import TBuf, TBufPool, TPipe, TQue, TQueBind, get_tpipe_ptr
+from ascsim.asc.jit import ConstExpr, JITFunction, jit
+from ascsim.asc.jit_options import CodegenOptions, CompileOptions, LaunchOptions
+from ascsim.asc.language import (
+    array,
+    dump_tensor,
+    get_sys_workspace,
+    inline,
+    number,
+    print_time_stamp,
+    printf,
+    range,
+    scalar_cast,
+    set_sys_workspace,
+    static_assert,
+    static_range,
+)
+from ascsim.asc.params import *  # noqa: F403
+from ascsim.asc.struct import Struct
+from ascsim.asc.tensor import GlobalTensor, LocalTensor
+from ascsim.asc.values import GlobalAddress, RuntimeInt, ceildiv
+
+globals().update(_VECTOR_OPS)
+
+PlainValue = RuntimeInt

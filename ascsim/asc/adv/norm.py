@@ -1,0 +1,74 @@
+"""``asc.adv.rmsnorm`` and its tiling struct ``RmsNormTiling``.
+
+rmsnorm normalises each of the b·s rows (``h_length`` elements apart, the first
+``original_h_length`` of them real) by the root mean square of the row, then scales by gamma:
+``dst = src / sqrt(mean(src²) + eps) · gamma``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ascsim.asc.basic._exec import count_repeats, execute
+from ascsim.asc.basic.vector import compute_dtype
+from ascsim.asc.adv.composite import sequence_cycles
+from ascsim.asc.context import user_location
+from ascsim.asc.struct import Struct
+from ascsim.sim.errors import KernelError
+
+
+class RmsNormTiling(Struct):
+    """Row layout for ``rmsnorm`` (pyasc's ``asc.adv.RmsNormTiling``)."""
+
+    _fields_ = (
+        ("b_length", "uint32", 0),
+        ("s_length", "uint32", 0),
+        ("h_length", "uint32", 0),
+        ("original_h_length", "uint32", 0),
+        ("reciprocal_of_h_length", "float32", 0.0),
+        ("main_bsh_length", "uint32", 0),
+        ("main_bs_length", "uint32", 0),
+        ("main_bs_length_align", "uint32", 0),
+        ("loop_round", "uint32", 0),
+        ("input_tail_pos", "uint32", 0),
+        ("tail_bsh_length", "uint32", 0),
+        ("tail_bs_length", "uint32", 0),
+    )
+
+
+def rmsnorm(dst, src, gamma, epsilon, tiling, temp_buffer=None, basic_block: bool = False,
+            **kwargs) -> None:
+    """``rmsnorm(dst, src, gamma, epsilon, tiling, temp_buffer=None, basic_block=False)``."""
+    loc = user_location()
+    temp_buffer = kwargs.pop("shared_tmp_buffer", temp_buffer)
+    if kwargs:
+        raise KernelError(f"rmsnorm: unexpected keyword argument(s) {sorted(kwargs)}", loc)
+    rows = int(tiling.b_length) * int(tiling.s_length)
+    h = int(tiling.h_length)
+    real_h = int(tiling.original_h_length) or h
+    if rows <= 0 or h <= 0:
+        raise KernelError(f"rmsnorm: tiling has {rows} rows of {h} elements", loc)
+    if real_h > h:
+        raise KernelError(f"rmsnorm: original_h_length {real_h} exceeds h_length {h}", loc)
+    n = rows * h
+    x = compute_dtype(src.elements(0, n, loc)).reshape(rows, h)[:, :real_h]
+    g = compute_dtype(gamma.elements(0, real_h, loc))
+    recip = np.float32(tiling.reciprocal_of_h_length or 1.0 / real_h)
+    with np.errstate(all="ignore"):
+        mean_sq = (x * x).sum(axis=1, dtype=np.float32) * recip
+        y = x / np.sqrt(mean_sq + np.float32(epsilon))[:, None] * g[None, :]
+    out = dst.elements(0, n, loc).reshape(rows, h)
+    out[:, :real_h] = y.astype(dst.dtype.np_dtype)
+    size = max(dst.dtype.sizeof(), src.dtype.sizeof())
+    full = count_repeats(n, size)
+    per_row = count_repeats(rows, 4)
+    # x², row sums (a reduction pass per row block), ·1/H, +eps, sqrt, 1/x, broadcast, x·r, ·γ.
+    steps = ["mul", ("reduce", full), ("muls", per_row), ("adds", per_row), ("sqrt", per_row),
+             ("reciprocal", per_row), ("brcb", full), "mul", "mul"]
+    if not basic_block:
+        # Without the basic-block layout the row reduction runs once per row.
+        steps[1] = ("reduce", full + rows)
+    busy, latency = sequence_cycles(steps, src.dtype.name, full)
+    tensors = (dst, src, gamma) + ((temp_buffer,) if temp_buffer is not None else ())
+    execute("V", "rmsnorm", busy, latency, loc, tensors,
+            (src.access(0, n), gamma.access(0, real_h)), (dst.access(0, n),))

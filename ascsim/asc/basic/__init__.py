@@ -1,0 +1,1 @@
+"""The basic API: data movement, vector ops, synchronisation and system registers."""

@@ -1,0 +1,229 @@
+"""Data movement between GM and local buffers: ``data_copy`` and ``data_copy_pad``.
+
+The path (GM->UB, UB->GM, UB->UB, GM->L1, ...) follows from where the two tensors live; the SoC
+table says whether it exists and which pipe runs it. Copies move whole 32-byte blocks, as the
+DMA engines do: a count-form copy whose byte length is not a multiple of 32 drops the tail, which
+is a classic bug the checks report (use ``data_copy_pad`` for such lengths).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ascsim.asc.basic._exec import BLOCK_BYTES, execute
+from ascsim.asc.context import current_core, user_location
+from ascsim.asc.params import (
+    DataCopyEnhancedParams,
+    DataCopyExtParams,
+    DataCopyPadExtParams,
+    DataCopyPadParams,
+    DataCopyParams,
+)
+from ascsim.asc.tensor import GlobalTensor, check_gm_range
+from ascsim.hw.spec import PATH_PIPE
+from ascsim.sim.errors import KernelError
+
+# Cube-side copy forms register themselves here: parameter type -> handler(dst, src, params).
+EXTRA_FORMS: dict[type, object] = {}
+
+
+def _space(tensor) -> str:
+    if isinstance(tensor, GlobalTensor):
+        tensor._require_bound()
+        return "GM"
+    tensor._require_bound()
+    return tensor.mem.name
+
+
+def resolve_path(dst, src, loc) -> tuple[str, str]:
+    """(path name, pipe) of a copy from ``src`` to ``dst``, or a clear error."""
+    path = f"{_space(src)}->{_space(dst)}"
+    soc = current_core().soc
+    if path not in PATH_PIPE or not soc.has_path(path):
+        raise KernelError(f"there is no {path} data path on {soc.name}", loc)
+    return path, PATH_PIPE[path]
+
+
+def _bytes(tensor, lo: int, hi: int, loc) -> np.ndarray:
+    """Raw bytes [lo, hi) relative to ``tensor``'s start (checked against its memory)."""
+    if isinstance(tensor, GlobalTensor):
+        base = tensor.byte_offset
+        check_gm_range(tensor.buffer, base + lo, base + hi, loc)
+        return tensor.buffer.data[base + lo: base + hi]
+    size = tensor.dtype.sizeof()
+    if hi % size or lo % size:
+        return tensor.elements(lo // size, -(-hi // size) - lo // size, loc).view(np.uint8)[
+            lo % size: lo % size + hi - lo]
+    return tensor.elements(lo // size, (hi - lo) // size, loc).view(np.uint8)
+
+
+def _access(tensor, lo: int, hi: int) -> tuple:
+    if isinstance(tensor, GlobalTensor):
+        base = tensor.byte_offset
+        return (("GM", tensor.buffer.id), base + lo, base + hi)
+    return (tensor.mem.key, tensor.addr + lo, tensor.addr + hi)
+
+
+def transfer_cycles(path: str, nbytes: int, bursts: int = 1) -> tuple[float, float]:
+    """(busy, latency) cycles of moving ``nbytes`` along ``path`` in ``bursts`` bursts."""
+    core = current_core()
+    soc = core.soc
+    timing = soc.timing
+    rate = soc.core_bw(core.kind.lower()).for_path(path)
+    src, dst = path.split("->")
+    latency = 0.0
+    if src == "GM" or dst == "GM":
+        rate = min(rate, core.gm_share)
+        latency = timing.gm_read_latency_cycles if src == "GM" else timing.gm_write_latency_cycles
+    startup = {"MTE2": timing.mte2_startup_cycles, "MTE3": timing.mte3_startup_cycles,
+               "MTE1": timing.mte1_startup_cycles, "FIX": timing.fixpipe_startup_cycles}
+    busy = nbytes / rate + startup.get(PATH_PIPE[path], 0) + (bursts - 1)
+    return busy, latency
+
+
+def _move(op: str, dst, src, path: str, pipe: str, blocks: list[tuple[int, int, int]], loc,
+          fill=None) -> None:
+    """Copy ``(src_offset, dst_offset, nbytes)`` byte blocks and issue the instruction.
+
+    Blocks of equal size at a constant pitch are moved with one fancy-indexed numpy copy.
+    """
+    total = sum(n for _, _, n in blocks)
+    if blocks:
+        s_lo = min(b[0] for b in blocks)
+        s_hi = max(b[0] + b[2] for b in blocks)
+        d_lo = min(b[1] for b in blocks)
+        d_hi = max(b[1] + b[2] for b in blocks)
+        src_bytes = _bytes(src, s_lo, s_hi, loc)
+        dst_bytes = _bytes(dst, d_lo, d_hi, loc)
+        if len(blocks) == 1:
+            s, d, n = blocks[0]
+            dst_bytes[d - d_lo: d - d_lo + n] = src_bytes[s - s_lo: s - s_lo + n]
+        else:
+            lens = np.array([b[2] for b in blocks])
+            if (lens == lens[0]).all():
+                width = np.arange(lens[0])
+                s_idx = (np.array([b[0] for b in blocks]) - s_lo)[:, None] + width
+                d_idx = (np.array([b[1] for b in blocks]) - d_lo)[:, None] + width
+                dst_bytes[d_idx.reshape(-1)] = src_bytes[s_idx.reshape(-1)]
+            else:
+                for s, d, n in blocks:
+                    dst_bytes[d - d_lo: d - d_lo + n] = src_bytes[s - s_lo: s - s_lo + n]
+        reads = (_access(src, s_lo, s_hi),)
+        writes = (_access(dst, d_lo, d_hi),)
+    else:
+        reads = writes = ()
+    if fill is not None:
+        fill()
+    core = current_core()
+    core.count_bytes(path, total)
+    busy, latency = transfer_cycles(path, total, max(1, len(blocks)))
+    local = tuple(t for t in (dst, src) if not isinstance(t, GlobalTensor))
+    execute(pipe, op, busy, latency, loc, local, reads, writes, info=(path, total))
+
+
+def _check_block_aligned(op: str, nbytes: int, loc, what: str) -> None:
+    if nbytes % BLOCK_BYTES:
+        current_core().launch.findings.report(
+            "alignment",
+            f"{op} moves {nbytes} B ({what}), not a whole number of 32-byte blocks: the DMA "
+            f"moves {nbytes // BLOCK_BYTES * BLOCK_BYTES} B and drops the tail",
+            loc, hint="use data_copy_pad for lengths that are not multiples of 32 bytes",
+            core=current_core().core_id, nbytes=nbytes)
+
+
+def _check_local_alignment(op: str, tensors, loc) -> None:
+    soc = current_core().soc
+    for t in tensors:
+        if isinstance(t, GlobalTensor):
+            continue
+        align = soc.alignment.get(t.mem.name, BLOCK_BYTES)
+        if t.addr % align:
+            current_core().launch.findings.report(
+                "alignment", f"{op}: {t.mem.name} address {t.addr} is not {align}-byte aligned",
+                loc, hint=f"{t.mem.name} tensors must start on a {align}-byte boundary; "
+                "offset views by whole blocks", core=current_core().core_id)
+
+
+def data_copy(dst, src, *args, **kwargs) -> None:
+    """``data_copy(dst, src, count)``, ``data_copy(dst, src, repeat_params=DataCopyParams)``,
+    or a cube-side form (``Nd2NzParams``, ...)."""
+    loc = user_location()
+    kwargs = dict(kwargs)
+    count = kwargs.pop("count", None)
+    params = kwargs.pop("repeat_params", None) or kwargs.pop("params", None)
+    kwargs.pop("enhanced_params", None)
+    for arg in args:
+        if isinstance(arg, (DataCopyEnhancedParams,)):
+            continue
+        if isinstance(arg, int) and count is None and params is None:
+            count = arg
+        elif params is None:
+            params = arg
+    if kwargs:
+        raise KernelError(f"data_copy: unexpected keyword argument(s) {sorted(kwargs)}", loc)
+    handler = EXTRA_FORMS.get(type(params)) if params is not None else None
+    if handler is not None:
+        handler(dst, src, params, loc)
+        return
+    path, pipe = resolve_path(dst, src, loc)
+    _check_local_alignment("data_copy", (dst, src), loc)
+    if count is not None:
+        nbytes = int(count) * src.dtype.sizeof()
+        if int(count) < 0:
+            raise KernelError(f"data_copy: count {count} is negative", loc)
+        _check_block_aligned("data_copy", nbytes, loc, f"count={count}")
+        moved = nbytes // BLOCK_BYTES * BLOCK_BYTES
+        _move("data_copy", dst, src, path, pipe, [(0, 0, moved)] if moved else [], loc)
+        return
+    if not isinstance(params, DataCopyParams):
+        raise KernelError("data_copy needs a count or repeat_params=DataCopyParams(...), got "
+                          f"{type(params).__name__}", loc)
+    n = params.block_len * BLOCK_BYTES
+    s_pitch = n + params.src_stride * BLOCK_BYTES
+    d_pitch = n + params.dst_stride * BLOCK_BYTES
+    blocks = [(i * s_pitch, i * d_pitch, n) for i in range(params.block_count)] if n else []
+    _move("data_copy", dst, src, path, pipe, blocks, loc)
+
+
+def data_copy_pad(dst, src, params, pad_params=None, **kwargs) -> None:
+    """Byte-granular copy: ``data_copy_pad(dst, src, DataCopyExtParams, DataCopyPadExtParams)``.
+
+    GM->UB: ``block_len`` bytes per block, GM gaps in bytes, UB gaps in 32-byte blocks; each block
+    lands 32-byte aligned in UB, optionally padded left/right with ``padding_value``.
+    UB->GM: blocks read from 32-byte aligned UB positions, written with byte gaps in GM.
+    """
+    loc = user_location()
+    params = kwargs.pop("data_copy_params", params)
+    pad_params = kwargs.pop("pad_params", pad_params)
+    if not isinstance(params, (DataCopyExtParams, DataCopyParams)):
+        raise KernelError("data_copy_pad needs DataCopyExtParams (or DataCopyParams), got "
+                          f"{type(params).__name__}", loc)
+    path, pipe = resolve_path(dst, src, loc)
+    _check_local_alignment("data_copy_pad", (dst, src), loc)
+    n = int(params.block_len)
+    padded = -(-n // BLOCK_BYTES) * BLOCK_BYTES
+    size = (src if not isinstance(src, GlobalTensor) else dst).dtype.sizeof()
+    left = right = 0
+    if isinstance(pad_params, (DataCopyPadExtParams, DataCopyPadParams)) and pad_params.is_pad:
+        left, right = int(pad_params.left_padding), int(pad_params.right_padding)
+    if path.startswith("GM->"):
+        ub_block = -(-(n + (left + right) * size) // BLOCK_BYTES) * BLOCK_BYTES
+        s_pitch = n + params.src_stride
+        d_pitch = ub_block + params.dst_stride * BLOCK_BYTES
+        blocks = [(i * s_pitch, i * d_pitch + left * size, n) for i in range(params.block_count)]
+    else:
+        s_pitch = padded + params.src_stride * BLOCK_BYTES
+        d_pitch = n + params.dst_stride
+        blocks = [(i * s_pitch, i * d_pitch, n) for i in range(params.block_count)]
+        d_pitch = None
+    fill = None
+    if d_pitch is not None and (left or right):
+        value = np.asarray(pad_params.padding_value, dtype=dst.dtype.np_dtype)
+
+        def fill():
+            view = dst.elements(0, (params.block_count * d_pitch) // size, loc)
+            per = d_pitch // size
+            for i in range(params.block_count):
+                view[i * per: i * per + left] = value
+                view[i * per + left + n // size: i * per + left + n // size + right] = value
+    _move("data_copy_pad", dst, src, path, pipe, blocks if n else [], loc, fill=fill)

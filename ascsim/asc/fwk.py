@@ -1,0 +1,322 @@
+"""The TPipe/TQue/TBuf framework: buffer carving and the synchronisation it implies.
+
+``TPipe.init_buffer`` carves queue slots out of a local buffer (each rounded up to 32 B).
+A queue slot goes free → allocated → enqueued → dequeued → free. On the device these steps are
+hardware flags between the producer and consumer pipes (alloc waits for the last reader, deque
+waits for the writer); here each slot carries the cycle at which it becomes usable, and the
+instructions that touch a tensor of that slot start no earlier.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from ascsim.asc.context import current_core, user_location
+from ascsim.asc.dtypes import as_dtype
+from ascsim.asc.enums import HardEvent, TPosition
+from ascsim.asc.tensor import LocalTensor, memory_for
+from ascsim.sim.errors import KernelError
+from ascsim.sim.memory import round_up
+
+BLOCK = 32  # bytes: local buffers are carved in whole 32-byte blocks
+
+
+class QueueSlot:
+    """One buffer of a queue: where it is and when it may next be touched."""
+
+    __slots__ = ("queue", "index", "addr", "nbytes", "state", "ready", "last_done", "alloc_loc")
+
+    def __init__(self, queue, index: int, addr: int, nbytes: int):
+        self.queue = queue
+        self.index = index
+        self.addr = addr
+        self.nbytes = nbytes
+        self.state = "free"
+        self.ready = 0.0  # instructions touching the slot start no earlier than this
+        self.last_done = 0.0  # completion of the latest instruction that touched it
+        self.alloc_loc = None
+
+
+def _carve(pipe, mem, nbytes: int, loc, what: str) -> int:
+    """Take ``nbytes`` from the pipe's bump allocator for ``mem``; fail past capacity."""
+    start = pipe.used.get(mem.name, 0)
+    end = start + nbytes
+    if end > mem.capacity:
+        raise KernelError(
+            f"{what} requests {nbytes} B of {mem.name} at offset {start}, but {mem.name} holds "
+            f"{mem.capacity} B on {current_core().soc.name} ({start} B already in use)", loc)
+    pipe.used[mem.name] = end
+    return start
+
+
+class TPipe:
+    """The per-kernel resource manager (``asc.TPipe``)."""
+
+    def __init__(self):
+        self.core = current_core()
+        self.used: dict[str, int] = {}
+        self.queues: list[TQue] = []
+        self.core.launch.shared.setdefault("pipes", {}).setdefault(self.core.core_id, []).append(
+            self)
+
+    def init_buffer(self, que=None, num=None, len=None, buf=None):  # noqa: A002 - pyasc names
+        """``init_buffer(que=, num=, len=)`` for queues; ``init_buffer(buf=, num=|len=)``."""
+        loc = user_location()
+        self.core.call_overhead()
+        if buf is not None:
+            nbytes = len if len is not None else num
+            if nbytes is None:
+                raise KernelError("init_buffer(buf=...) needs the size in bytes (len= or num=)",
+                                  loc)
+            buf._init(self, int(nbytes), loc)
+            return
+        if que is None:
+            raise KernelError("init_buffer needs que= (with num= and len=) or buf=", loc)
+        if num is None or len is None:
+            raise KernelError("init_buffer(que=...) needs num= (buffer count) and len= (bytes)",
+                              loc)
+        que._init(self, int(num), int(len), loc)
+
+    def get_base_addr(self, pos) -> int:
+        return 0
+
+    def init(self) -> None:
+        """Accepted for compatibility: the pipe is ready when constructed."""
+
+    def reset(self) -> None:
+        self.used.clear()
+
+    def destroy(self) -> None:
+        """Release everything; tensors still held are reported by the checks."""
+
+    # Event ids: each HardEvent has 8 ids; hand them out in order.
+    def alloc_event_id(self, event: HardEvent = HardEvent.V_S) -> int:
+        pool = self.__dict__.setdefault("_events", {})
+        ids = pool.setdefault(HardEvent(event), [])
+        nid = next(i for i in range(8) if i not in ids) if len(ids) < 8 else 0
+        ids.append(nid)
+        return nid
+
+    fetch_event_id = alloc_event_id
+
+    def release_event_id(self, event_id: int, event: HardEvent = HardEvent.V_S) -> None:
+        ids = self.__dict__.setdefault("_events", {}).setdefault(HardEvent(event), [])
+        if event_id in ids:
+            ids.remove(event_id)
+
+
+class TQue:
+    """A queue of local buffers between two pipes (``asc.TQue(pos, depth)``)."""
+
+    def __init__(self, pos: TPosition = TPosition.VECIN, depth: int = 1):
+        self.position = TPosition(pos)
+        self.depth = int(depth)
+        self.slots: list[QueueSlot] = []
+        self.fifo: deque = deque()
+        self.mem = None
+        self._next = 0
+
+    def _init(self, pipe: TPipe, num: int, nbytes: int, loc) -> None:
+        core = pipe.core
+        if num <= 0 or nbytes <= 0:
+            raise KernelError(f"init_buffer: num ({num}) and len ({nbytes}) must be positive",
+                              loc)
+        self.mem = memory_for(core, self.position, loc)
+        size = round_up(nbytes, BLOCK)
+        base = _carve(pipe, self.mem, num * size, loc,
+                      f"init_buffer(que=TQue({self.position.name}), num={num}, len={nbytes})")
+        self.slots = [QueueSlot(self, i, base + i * size, size) for i in range(num)]
+        pipe.queues.append(self)
+        self.core = core
+
+    def _require_init(self, loc):
+        if not self.slots:
+            raise KernelError("queue used before pipe.init_buffer(que=...)", loc)
+
+    def alloc_tensor(self, dtype=None) -> LocalTensor:
+        loc = user_location()
+        self._require_init(loc)
+        core = self.core
+        core.call_overhead()
+        dtype = as_dtype(dtype) if dtype is not None else None
+        slot = self._free_slot(loc)
+        slot.state = "allocated"
+        slot.alloc_loc = loc
+        # Alloc waits until the slot's previous readers are done (write-after-read).
+        slot.ready = slot.last_done + (core.timing.flag_latency_cycles if slot.last_done else 0)
+        if dtype is None:
+            raise KernelError("alloc_tensor needs the element type, e.g. alloc_tensor(asc.float32)",
+                              loc)
+        t = LocalTensor.bound(self.mem, self.position, slot.addr, slot.nbytes // dtype.sizeof(),
+                              dtype, slot)
+        for observer in core.launch.observers:
+            observer.on_queue(core, "alloc", self, slot, loc)
+        return t
+
+    def _free_slot(self, loc) -> QueueSlot:
+        n = len(self.slots)
+        for step in range(n):
+            slot = self.slots[(self._next + step) % n]
+            if slot.state == "free":
+                self._next = (slot.index + 1) % n
+                return slot
+        self.core.launch.findings.report(
+            "queue-misuse",
+            f"alloc_tensor on a TQue({self.position.name}) whose {n} buffer(s) are all in use: "
+            "on the device this waits forever", loc,
+            hint="free_tensor each tensor before allocating more than init_buffer's num",
+            core=self.core.core_id)
+        raise KernelError(f"alloc_tensor: all {n} buffers of the queue are in use", loc)
+
+    def enque(self, tensor: LocalTensor, *args) -> bool:
+        loc = user_location()
+        self._require_init(loc)
+        core = self.core
+        core.call_overhead()
+        slot = tensor.slot
+        if slot is None or slot.queue is not self:
+            core.launch.findings.report(
+                "queue-misuse", "enque of a tensor that was not allocated from this queue", loc,
+                hint="enque the tensor returned by this queue's alloc_tensor",
+                core=core.core_id)
+            return False
+        if len(self.fifo) >= max(self.depth, 1):
+            core.launch.findings.report(
+                "queue-misuse",
+                f"enque beyond the queue depth ({self.depth}): deque before enqueuing again",
+                loc, hint="raise the TQue depth or deque between enques", core=core.core_id)
+        slot.state = "enqueued"
+        # The consumer may start once the producer's last write has completed.
+        slot.ready = slot.last_done + core.timing.flag_latency_cycles
+        self.fifo.append((slot, tensor))
+        for observer in core.launch.observers:
+            observer.on_queue(core, "enque", self, slot, loc)
+        return True
+
+    def deque(self, dtype=None) -> LocalTensor:
+        loc = user_location()
+        self._require_init(loc)
+        core = self.core
+        core.call_overhead()
+        if not self.fifo:
+            core.launch.findings.report(
+                "queue-misuse", "deque from an empty queue: on the device this waits forever",
+                loc, hint="enque a tensor before dequeuing it", core=core.core_id)
+            raise KernelError("deque from an empty queue", loc)
+        slot, tensor = self.fifo.popleft()
+        slot.state = "dequeued"
+        if dtype is not None:
+            dtype = as_dtype(dtype)
+            if dtype != tensor.dtype:
+                tensor = tensor.reinterpret_cast(dtype)
+        for observer in core.launch.observers:
+            observer.on_queue(core, "deque", self, slot, loc)
+        return tensor
+
+    def free_tensor(self, tensor: LocalTensor) -> None:
+        loc = user_location()
+        self._require_init(loc)
+        core = self.core
+        core.call_overhead()
+        slot = tensor.slot
+        if slot is None or slot.queue is not self:
+            core.launch.findings.report(
+                "queue-misuse", "free_tensor of a tensor that belongs to another queue (or to "
+                "none)", loc, hint="free a tensor into the queue it was allocated from",
+                core=core.core_id)
+            return
+        if slot.state == "free":
+            core.launch.findings.report(
+                "queue-misuse", "free_tensor of a tensor that is already free", loc,
+                hint="free each allocated tensor exactly once", core=core.core_id)
+            return
+        if slot.state == "enqueued":
+            self.fifo = deque(item for item in self.fifo if item[0] is not slot)
+        slot.state = "free"
+        for observer in core.launch.observers:
+            observer.on_queue(core, "free", self, slot, loc)
+
+    # -- queries
+    def has_tensor_in_que(self) -> bool:
+        return bool(self.fifo)
+
+    def get_tensor_count_in_que(self) -> int:
+        return len(self.fifo)
+
+    def has_idle_buffer(self) -> bool:
+        return any(s.state == "free" for s in self.slots)
+
+    def vacant_in_que(self) -> bool:
+        return len(self.fifo) < max(self.depth, 1)
+
+    def free_all_event(self) -> None:
+        """Accepted for compatibility: slot readiness is tracked per slot."""
+
+
+class TQueBind(TQue):
+    """``asc.TQueBind(src, dst, depth)``: a queue between two explicit positions."""
+
+    def __init__(self, src: TPosition, dst: TPosition, depth: int = 1, mask: int = 0):
+        super().__init__(src if TPosition(src) != TPosition.GM else dst, depth)
+        self.src = TPosition(src)
+        self.dst = TPosition(dst)
+
+
+class TBuf:
+    """Scratch space without queue semantics (``asc.TBuf(pos)``), usually VECCALC."""
+
+    def __init__(self, pos: TPosition = TPosition.VECCALC):
+        self.position = TPosition(pos)
+        self.mem = None
+        self.addr = 0
+        self.nbytes = 0
+
+    def _init(self, pipe: TPipe, nbytes: int, loc) -> None:
+        self.mem = memory_for(pipe.core, self.position, loc)
+        size = round_up(nbytes, BLOCK)
+        self.addr = _carve(pipe, self.mem, size, loc, f"init_buffer(buf=TBuf, len={nbytes})")
+        self.nbytes = size
+
+    def get(self, dtype, len=None, shape=None) -> LocalTensor:  # noqa: A002 - pyasc name
+        loc = user_location()
+        if self.mem is None:
+            raise KernelError("TBuf.get before pipe.init_buffer(buf=...)", loc)
+        dtype = as_dtype(dtype)
+        count = self.nbytes // dtype.sizeof() if len is None else int(len)
+        if count * dtype.sizeof() > self.nbytes:
+            current_core().launch.findings.report(
+                "local-overflow",
+                f"TBuf.get(len={count}) asks for {count * dtype.sizeof()} B of a "
+                f"{self.nbytes} B buffer", loc,
+                hint="give init_buffer(buf=...) enough bytes, or get fewer elements",
+                core=current_core().core_id)
+        return LocalTensor.bound(self.mem, self.position, self.addr, count, dtype,
+                                 alloc_end=self.addr + self.nbytes)
+
+    def get_with_offset(self, size: int, buf_offset: int, dtype) -> LocalTensor:
+        loc = user_location()
+        dtype = as_dtype(dtype)
+        if buf_offset % BLOCK:
+            current_core().launch.findings.report(
+                "alignment", f"TBuf.get_with_offset offset {buf_offset} is not 32-byte aligned",
+                loc, hint="offsets into local buffers must be multiples of 32 B",
+                core=current_core().core_id)
+        t = LocalTensor.bound(self.mem, self.position, self.addr + int(buf_offset), int(size),
+                              dtype, alloc_end=self.addr + self.nbytes)
+        if t.addr + int(size) * dtype.sizeof() > self.addr + self.nbytes:
+            current_core().launch.findings.report(
+                "local-overflow", "TBuf.get_with_offset runs past the end of the buffer", loc,
+                hint="reduce size or offset", core=current_core().core_id)
+        return t
+
+
+class TBufPool:
+    """``asc.TBufPool``: accepted and carved like a TBuf."""
+
+    def __init__(self, pos: TPosition = TPosition.VECCALC, buf_id_size: int = 4):
+        self.position = TPosition(pos)
+
+
+def get_tpipe_ptr():
+    pipes = current_core().launch.shared.get("pipes", {}).get(current_core().core_id)
+    return pipes[-1] if pipes else None

@@ -1,0 +1,58 @@
+"""The option sets of ``@asc.jit`` (pyasc's CodegenOptions, CompileOptions, LaunchOptions)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+
+@dataclass(frozen=True)
+class CodegenOptions:
+    capture_exceptions: bool = True
+    ir_multithreading: bool = True
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    debug: bool = False
+    strip_loc: bool = False
+    verify_sync: bool = False
+    print_ir_before_all: bool = False
+    run_passes: bool = True
+    kernel_type: Any = None
+    opt_level: int = 3
+    auto_sync: bool = True
+    auto_sync_log: str = ""
+    bisheng_options: tuple | None = None
+    always_compile: bool = False
+    matmul_cube_only: bool = False
+    insert_sync: bool | None = None
+
+    def __post_init__(self):
+        if self.opt_level not in (1, 2, 3):
+            raise ValueError(f"opt_level must be 1, 2 or 3, got {self.opt_level}")
+
+
+@dataclass(frozen=True)
+class LaunchOptions:
+    core_num: int = 0
+    stream: Any = None
+
+    def __post_init__(self):
+        if int(self.core_num) <= 0:
+            raise ValueError(f"core_num must be positive to launch a kernel, got {self.core_num}")
+
+
+OPTION_NAMES = frozenset(
+    f.name for cls in (CodegenOptions, CompileOptions, LaunchOptions) for f in fields(cls))
+
+
+def check_option_names(names) -> None:
+    unknown = sorted(set(names) - OPTION_NAMES)
+    if unknown:
+        raise RuntimeError(f"The following option names are unknown: {', '.join(unknown)}")
+
+
+def compile_options(options: dict) -> CompileOptions:
+    known = {f.name for f in fields(CompileOptions)}
+    return CompileOptions(**{k: v for k, v in options.items() if k in known})

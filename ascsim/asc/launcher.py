@@ -1,0 +1,156 @@
+"""Launching a kernel: converting host arguments, running the cores, copying results back.
+
+Mirrors pyasc's launcher: every tensor argument (torch CPU tensor or numpy array) is copied into
+device memory before the launch and copied back after it, inputs included; Python ints become
+int32 runtime values and floats fp32; tiling structs are copied into each core.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ascsim.asc import dtypes
+from ascsim.asc.struct import Struct
+from ascsim.asc.values import GlobalAddress, RuntimeInt
+from ascsim.context import current_soc
+from ascsim.session import SESSION
+from ascsim.sim.launch import Launch, LaunchConfig
+from ascsim.sim.memory import DeviceMemory
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+
+class KernelStruct:
+    """A struct as a kernel sees it: a private copy whose integer fields are runtime ints."""
+
+    __slots__ = ("_struct",)
+
+    def __init__(self, struct: Struct):
+        object.__setattr__(self, "_struct", struct.copy())
+
+    def __getattr__(self, name):
+        value = getattr(self._struct, name)
+        return RuntimeInt(value) if isinstance(value, int) else value
+
+    def __setattr__(self, name, value):
+        setattr(self._struct, name, value)
+
+    def __repr__(self):
+        return f"kernel view of {self._struct!r}"
+
+
+def _is_torch_tensor(value) -> bool:
+    return type(value).__module__.startswith("torch") and hasattr(value, "data_ptr")
+
+
+def _torch_bytes(tensor) -> np.ndarray:
+    import torch
+
+    if tensor.device.type != "cpu":
+        raise TypeError(f"tensor on device {tensor.device}: the simulator takes CPU tensors "
+                        "(device='cpu')")
+    flat = tensor.detach().contiguous().reshape(-1)
+    if flat.dtype == torch.bool:
+        flat = flat.to(torch.uint8)
+    return flat.view(torch.uint8).numpy().copy() if flat.numel() else np.zeros(0, np.uint8)
+
+
+class HostArgument:
+    """One memory argument: its device copy and how to copy results back to the host."""
+
+    def __init__(self, name: str, value, memory: DeviceMemory):
+        self.value = value
+        if _is_torch_tensor(value):
+            self.dtype = dtypes.from_torch(value.dtype)
+            raw = _torch_bytes(value)
+        elif isinstance(value, np.ndarray):
+            self.dtype = dtypes.from_numpy(value.dtype)
+            raw = np.ascontiguousarray(value).reshape(-1).view(np.uint8)
+        else:  # bytes / bytearray
+            self.dtype = dtypes.uint8
+            raw = np.frombuffer(bytes(value), dtype=np.uint8)
+        self.buffer = memory.alloc(raw.size, name)
+        self.buffer.data[: raw.size] = raw
+
+    def address(self) -> GlobalAddress:
+        return GlobalAddress(self.buffer, 0, self.dtype)
+
+    def copy_back(self) -> None:
+        raw = self.buffer.data[: self.buffer.nbytes]
+        value = self.value
+        if _is_torch_tensor(value):
+            import torch
+
+            if value.numel() == 0:
+                return
+            target = value.dtype
+            src = torch.from_numpy(raw.copy())
+            if target == torch.bool:
+                value.copy_(src.view(torch.uint8).reshape(value.shape).to(torch.bool))
+            else:
+                value.copy_(src.view(target).reshape(value.shape))
+        elif isinstance(value, np.ndarray):
+            if value.flags.writeable:
+                value[...] = raw.view(value.dtype).reshape(value.shape)
+        elif isinstance(value, bytearray):
+            value[:] = raw.tobytes()
+
+
+def convert_scalar(name: str, value):
+    """Runtime scalar argument → the value the kernel sees (int32 / fp32 / numpy scalar)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        if not INT32_MIN <= value <= INT32_MAX:
+            raise ValueError(f"argument {name!r} = {value} does not fit the kernel's int32")
+        return RuntimeInt(value)
+    if isinstance(value, float):
+        return np.float32(value)
+    if isinstance(value, np.generic):
+        return value
+    raise TypeError(
+        f"argument {name!r} of type {type(value).__name__} cannot be passed to a kernel at run "
+        "time (str, tuple, list and dict are only allowed as asc.ConstExpr parameters)")
+
+
+def is_memory(value) -> bool:
+    return _is_torch_tensor(value) or isinstance(value, (np.ndarray, bytes, bytearray))
+
+
+def run_launch(name: str, body, args: dict, constexpr: set, block_num: int, kind: str,
+               options) -> object:
+    """Convert ``args``, run ``body(**converted)`` on every core, copy back; returns the report."""
+    soc = current_soc()
+    memory = DeviceMemory()
+    host_args: list[HostArgument] = []
+    converted: dict = {}
+    structs: dict = {}
+    for pname, value in args.items():
+        if pname in constexpr:
+            converted[pname] = value
+        elif is_memory(value):
+            host = HostArgument(pname, value, memory)
+            host_args.append(host)
+            converted[pname] = host.address()
+        elif isinstance(value, Struct):
+            structs[pname] = value
+        else:
+            converted[pname] = convert_scalar(pname, value)
+    config = LaunchConfig(kernel=name, soc=soc, block_num=block_num, kind=kind,
+                          strict=SESSION.strict)
+    launch = Launch(config, memory)
+    launch.observers.extend(factory(launch) for factory in SESSION.observer_factories)
+
+    def per_core(core):
+        kw = dict(converted)
+        for pname, struct in structs.items():
+            kw[pname] = KernelStruct(struct)
+        body(**kw)
+
+    report = launch.run(per_core)
+    for host in host_args:
+        host.copy_back()
+    SESSION.reports.append(report)
+    if SESSION.keep_launches:
+        SESSION.launches.append(launch)
+    return report

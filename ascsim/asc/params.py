@@ -1,0 +1,137 @@
+"""Parameter structs of the basic API (pyasc-api §3.7), validated on construction.
+
+Field ranges follow the hardware encodings (e.g. ``DataCopyParams`` fields are uint16, block
+lengths and strides count 32-byte blocks), so a bad value fails where it is written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+U8 = (0, 255)
+U16 = (0, 65535)
+U32 = (0, 2**32 - 1)
+
+
+def _check_ranges(obj, limits: dict[str, tuple[int, int]]) -> None:
+    for f in fields(obj):
+        value = getattr(obj, f.name)
+        lo_hi = limits.get(f.name)
+        if lo_hi is None or isinstance(value, bool) or not isinstance(value, int):
+            continue
+        lo, hi = lo_hi
+        if not lo <= value <= hi:
+            raise ValueError(f"{type(obj).__name__}.{f.name} = {value} is outside [{lo}, {hi}]")
+
+
+@dataclass(frozen=True)
+class DataCopyParams:
+    """Strided copy: ``block_count`` blocks of ``block_len`` units, with gaps between blocks.
+
+    For GM<->UB copies with ``data_copy`` the unit is a 32-byte block; for ``data_copy_pad`` the
+    length is in bytes. ``src_stride``/``dst_stride`` are the gaps between the end of one block
+    and the start of the next (not the pitch).
+    """
+
+    block_count: int = 1
+    block_len: int = 0
+    src_stride: int = 0
+    dst_stride: int = 0
+
+    def __post_init__(self):
+        _check_ranges(self, dict.fromkeys(("block_count", "block_len", "src_stride",
+                                           "dst_stride"), U16))
+
+
+@dataclass(frozen=True)
+class DataCopyExtParams:
+    """``data_copy_pad`` parameters: ``block_len`` in bytes; GM strides in bytes, UB in blocks."""
+
+    block_count: int = 1
+    block_len: int = 0
+    src_stride: int = 0
+    dst_stride: int = 0
+    rsv: int = 0
+
+    def __post_init__(self):
+        _check_ranges(self, {"block_count": (0, 4095), "block_len": U32, "src_stride": U32,
+                             "dst_stride": U32})
+
+
+@dataclass(frozen=True)
+class DataCopyPadExtParams:
+    """Padding applied by ``data_copy_pad`` GM->UB: left/right pad elements and their value."""
+
+    is_pad: bool = False
+    left_padding: int = 0
+    right_padding: int = 0
+    padding_value: float = 0
+
+    def __post_init__(self):
+        _check_ranges(self, {"left_padding": (0, 32), "right_padding": (0, 32)})
+
+
+@dataclass(frozen=True)
+class DataCopyPadParams:
+    """Older form of :class:`DataCopyPadExtParams`."""
+
+    is_pad: bool = False
+    left_padding: int = 0
+    right_padding: int = 0
+    padding_value: int = 0
+
+
+@dataclass(frozen=True)
+class DataCopyEnhancedParams:
+    block_mode: int = 0
+    deq_scale: int = 0
+    deq_value: int = 0
+    sid_store_mode: int = 0
+    is_relu: bool = False
+
+
+@dataclass(frozen=True)
+class BinaryRepeatParams:
+    """Mask/repeat form of two-input vector ops: strides in 32-byte blocks."""
+
+    dst_blk_stride: int = 1
+    src0_blk_stride: int = 1
+    src1_blk_stride: int = 1
+    dst_rep_stride: int = 8
+    src0_rep_stride: int = 8
+    src1_rep_stride: int = 8
+
+    def __post_init__(self):
+        _check_ranges(self, dict.fromkeys([f.name for f in fields(self)], U8))
+
+
+@dataclass(frozen=True)
+class UnaryRepeatParams:
+    """Mask/repeat form of one-input (and tensor-scalar) vector ops."""
+
+    dst_blk_stride: int = 1
+    src_blk_stride: int = 1
+    dst_rep_stride: int = 8
+    src_rep_stride: int = 8
+
+    def __post_init__(self):
+        _check_ranges(self, dict.fromkeys([f.name for f in fields(self)], U8))
+
+
+@dataclass(frozen=True)
+class CopyRepeatParams:
+    """``copy`` (UB->UB) strides: block strides and repeat sizes in 32-byte blocks."""
+
+    dst_stride: int = 1
+    src_stride: int = 1
+    dst_repeat_size: int = 8
+    src_repeat_size: int = 8
+
+    def __post_init__(self):
+        _check_ranges(self, dict.fromkeys([f.name for f in fields(self)], U16))
+
+
+@dataclass(frozen=True)
+class BrcbRepeatParams:
+    dst_blk_stride: int = 1
+    dst_rep_stride: int = 8

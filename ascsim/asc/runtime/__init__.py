@@ -1,0 +1,1 @@
+"""``asc.runtime``: the launch configuration (``asc.runtime.config``)."""

@@ -1,0 +1,319 @@
+"""GlobalTensor and LocalTensor: typed views of GM and of a core's local buffers.
+
+A tensor is a (memory, byte address, element count, dtype) view; slicing ``t[i:]`` makes a view
+starting ``i`` elements further on. Local tensors handed out by a queue also carry the queue slot
+they live in, which is how the framework's implicit synchronisation reaches the timing model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ascsim.asc.context import current_core, user_location
+from ascsim.asc.dtypes import DataType, as_dtype
+from ascsim.asc.enums import TPosition
+from ascsim.asc.values import GlobalAddress
+from ascsim.sim.errors import KernelError
+
+# Logical position -> physical buffer on the split architectures (910B/910_93/950).
+POSITION_MEMORY = {
+    TPosition.VECIN: "UB", TPosition.VECOUT: "UB", TPosition.VECCALC: "UB",
+    TPosition.A1: "L1", TPosition.B1: "L1", TPosition.C1: "L1",
+    TPosition.A2: "L0A", TPosition.B2: "L0B", TPosition.CO1: "L0C", TPosition.C2: "BT",
+}
+
+
+def _slice_start(index, what: str) -> int:
+    if isinstance(index, slice):
+        if index.stop is not None or index.step is not None:
+            raise IndexError(f"{what}[start:stop] is not supported; use {what}[start:]")
+        return int(index.start or 0)
+    return int(index)
+
+
+# ---------------------------------------------------------------------------- global tensors
+class GlobalTensor:
+    """A typed view of GM (``asc.GlobalTensor``); bind it with :meth:`set_global_buffer`."""
+
+    __slots__ = ("buffer", "offset", "dtype", "size", "shape_info")
+
+    def __init__(self, dtype: DataType | None = None):
+        self.buffer = None
+        self.offset = 0
+        self.dtype = as_dtype(dtype) if dtype is not None else None
+        self.size: int | None = None
+        self.shape_info = None
+
+    def set_global_buffer(self, buffer: GlobalAddress, buffer_size: int | None = None) -> None:
+        if not isinstance(buffer, GlobalAddress):
+            raise TypeError("set_global_buffer expects a GlobalAddress (a pointer kernel "
+                            f"argument), got {type(buffer).__name__}")
+        self.buffer = buffer.buffer
+        self.offset = buffer.offset
+        self.dtype = buffer.dtype
+        self.size = None if buffer_size is None else int(buffer_size)
+
+    def _view_from(self, start: int) -> GlobalTensor:
+        self._require_bound()
+        out = GlobalTensor.__new__(GlobalTensor)
+        out.buffer = self.buffer
+        out.offset = self.offset + start
+        out.dtype = self.dtype
+        out.size = None if self.size is None else self.size - start
+        out.shape_info = None
+        return out
+
+    def __getitem__(self, index) -> GlobalTensor:
+        return self._view_from(_slice_start(index, "GlobalTensor"))
+
+    def __call__(self, index) -> GlobalTensor:
+        return self._view_from(int(index))
+
+    def _require_bound(self):
+        if self.buffer is None:
+            raise KernelError("GlobalTensor used before set_global_buffer()", user_location())
+
+    @property
+    def byte_offset(self) -> int:
+        return self.offset * self.dtype.sizeof()
+
+    def get_size(self) -> int:
+        return self.size if self.size is not None else (
+            (self.buffer.nbytes - self.byte_offset) // self.dtype.sizeof())
+
+    def get_phy_addr(self, offset: int = 0) -> int:
+        self._require_bound()
+        return self.buffer.address + (self.offset + offset) * self.dtype.sizeof()
+
+    def get_value(self, index: int):
+        core = current_core()
+        core.scalar_work(core.timing.gm_read_latency_cycles)
+        return self.elements(int(index), 1, user_location())[0]
+
+    def set_value(self, index: int, value) -> None:
+        core = current_core()
+        core.scalar_work(core.timing.gm_write_latency_cycles)
+        self.elements(int(index), 1, user_location())[0] = value
+
+    def set_l2_cache_hint(self, *args, **kwargs) -> None:
+        """Accepted for compatibility; the L2 model does not take hints."""
+
+    def set_shape_info(self, info) -> None:
+        self.shape_info = info
+
+    def get_shape_info(self):
+        return self.shape_info
+
+    def byte_range(self, start_elem: int, count: int) -> tuple[int, int]:
+        size = self.dtype.sizeof()
+        lo = (self.offset + start_elem) * size
+        return lo, lo + count * size
+
+    def elements(self, start: int, count: int, loc) -> np.ndarray:
+        """A numpy view of ``count`` elements from element ``start`` (checked against GM)."""
+        self._require_bound()
+        lo, hi = self.byte_range(start, count)
+        check_gm_range(self.buffer, lo, hi, loc)
+        return self.buffer.data[lo:hi].view(self.dtype.np_dtype)
+
+    def __repr__(self) -> str:
+        if self.buffer is None:
+            return "GlobalTensor(<unbound>)"
+        return f"GlobalTensor({self.buffer.name}+{self.offset}, {self.dtype!r})"
+
+
+def check_gm_range(buffer, lo: int, hi: int, loc) -> None:
+    """Fault on accesses outside the padded allocation; report those past the true end."""
+    if lo < 0 or hi > buffer.capacity:
+        raise KernelError(
+            f"GM access to bytes [{lo}, {hi}) of '{buffer.name}' is outside its allocation "
+            f"({buffer.nbytes} B, {buffer.capacity} B with allocator padding): on the device "
+            "this is a memory fault", loc)
+    if hi > buffer.nbytes:
+        current_core().launch.findings.report(
+            "gm-out-of-bounds",
+            f"access to bytes [{lo}, {hi}) of '{buffer.name}' runs past its end "
+            f"({buffer.nbytes} B); only the allocator's padding keeps this from faulting",
+            loc, hint="check the offset and length arithmetic, or pad the tensor on the host",
+            core=current_core().core_id, buffer=buffer.name, start=lo, stop=hi,
+            size=buffer.nbytes)
+
+
+# ---------------------------------------------------------------------------- local tensors
+class LocalTensor:
+    """A typed view of a core's local buffer (UB, L1, L0A/B/C, BT).
+
+    ``LocalTensor(dtype, pos, addr, tile_size)`` places a tensor statically at byte ``addr`` of
+    the buffer behind ``pos`` with ``tile_size`` elements; tensors from ``TQue.alloc_tensor`` and
+    ``TBuf.get`` are made by the framework.
+    """
+
+    __slots__ = ("mem", "position", "addr", "length", "dtype", "slot", "alloc_end", "tag")
+
+    def __init__(self, dtype=None, pos: TPosition = TPosition.VECIN, addr: int = 0,
+                 tile_size: int = 0):
+        self.dtype = as_dtype(dtype) if dtype is not None else None
+        self.position = TPosition(pos)
+        self.addr = int(addr)
+        self.length = int(tile_size)
+        self.slot = None
+        self.tag = 0
+        self.mem = None
+        self.alloc_end = None
+        if dtype is not None and (tile_size or addr):
+            core = current_core()
+            self.mem = memory_for(core, self.position, user_location())
+            self.alloc_end = self.addr + self.length * self.dtype.sizeof()
+            check_local_range(self.mem, self.addr, self.alloc_end, user_location(),
+                              what=f"LocalTensor at byte {self.addr} with {self.length} elements")
+
+    @classmethod
+    def bound(cls, mem, position, addr, length, dtype, slot=None, alloc_end=None):
+        t = cls.__new__(cls)
+        t.mem = mem
+        t.position = position
+        t.addr = addr
+        t.length = length
+        t.dtype = dtype
+        t.slot = slot
+        t.tag = 0
+        t.alloc_end = alloc_end if alloc_end is not None else addr + length * dtype.sizeof()
+        return t
+
+    def _require_bound(self):
+        if self.mem is None:
+            raise KernelError("LocalTensor used before it was allocated or placed",
+                              user_location())
+
+    def _view_from(self, start: int) -> LocalTensor:
+        self._require_bound()
+        size = self.dtype.sizeof()
+        return LocalTensor.bound(self.mem, self.position, self.addr + start * size,
+                                 self.length - start, self.dtype, self.slot, self.alloc_end)
+
+    def __getitem__(self, index) -> LocalTensor:
+        return self._view_from(_slice_start(index, "LocalTensor"))
+
+    def __call__(self, index) -> LocalTensor:
+        return self._view_from(int(index))
+
+    # -- pyasc accessors
+    def get_size(self) -> int:
+        return self.length
+
+    def get_length(self) -> int:
+        return self.length * self.dtype.sizeof()
+
+    def get_phy_addr(self, offset: int = 0) -> int:
+        return self.addr + offset * self.dtype.sizeof()
+
+    def get_position(self) -> TPosition:
+        return self.position
+
+    def set_size(self, size: int) -> None:
+        self.length = int(size)
+
+    def set_buffer_len(self, length: int) -> None:
+        self.length = int(length) // self.dtype.sizeof()
+
+    def set_user_tag(self, tag: int) -> None:
+        self.tag = int(tag)
+
+    def get_user_tag(self) -> int:
+        return self.tag
+
+    def set_addr_with_offset(self, src: LocalTensor, offset: int) -> None:
+        view = src._view_from(int(offset))
+        self.mem, self.position, self.addr = view.mem, view.position, view.addr
+        self.length, self.slot, self.alloc_end = view.length, view.slot, view.alloc_end
+        if self.dtype is None:
+            self.dtype = view.dtype
+
+    def reinterpret_cast(self, dtype) -> LocalTensor:
+        self._require_bound()
+        dtype = as_dtype(dtype)
+        length = self.length * self.dtype.sizeof() // dtype.sizeof()
+        return LocalTensor.bound(self.mem, self.position, self.addr, length, dtype, self.slot,
+                                 self.alloc_end)
+
+    def get_value(self, index: int):
+        core = current_core()
+        loc = user_location()
+        core.issue("S", "get_value", core.timing.scalar_ld_st_cycles, 0, loc,
+                   reads=(self.access(int(index), 1),), ready=self.ready())
+        return self.elements(int(index), 1, loc)[0].item()
+
+    def set_value(self, index: int, value) -> None:
+        core = current_core()
+        loc = user_location()
+        core.issue("S", "set_value", core.timing.scalar_ld_st_cycles, 0, loc,
+                   writes=(self.access(int(index), 1),), ready=self.ready())
+        self.elements(int(index), 1, loc)[0] = value
+
+    def __setitem__(self, index, value) -> None:
+        self.set_value(index, value)
+
+    def print(self, n: int | None = None) -> None:
+        self._require_bound()
+        print(self.elements(0, self.length if n is None else int(n), user_location()))
+
+    def to_file(self, path: str) -> None:
+        self._require_bound()
+        self.elements(0, self.length, user_location()).tofile(path)
+
+    # -- simulator helpers
+    def ready(self) -> float:
+        """Earliest cycle an instruction may touch this tensor (queue synchronisation)."""
+        slot = self.slot
+        return slot.ready if slot is not None else 0.0
+
+    def access(self, start: int, count: int) -> tuple:
+        size = self.dtype.sizeof()
+        lo = self.addr + start * size
+        return (self.mem.key, lo, lo + count * size)
+
+    def elements(self, start: int, count: int, loc) -> np.ndarray:
+        """A numpy view of ``count`` elements from element ``start``."""
+        self._require_bound()
+        size = self.dtype.sizeof()
+        lo = self.addr + start * size
+        hi = lo + count * size
+        if lo < 0 or hi > self.mem.capacity:
+            raise KernelError(
+                f"access to bytes [{lo}, {hi}) of {self.mem.name} is outside the buffer "
+                f"({self.mem.capacity} B on this SoC)", loc)
+        if hi > self.alloc_end:
+            current_core().launch.findings.report(
+                "local-overflow",
+                f"access to {self.mem.name} bytes [{lo}, {hi}) runs past the end of its "
+                f"allocation (byte {self.alloc_end})", loc,
+                hint="the element count exceeds the tensor: check count/len arguments",
+                core=current_core().core_id, buffer=self.mem.name, start=lo, stop=hi,
+                alloc_end=self.alloc_end)
+        return self.mem.data[lo:hi].view(self.dtype.np_dtype)
+
+    def __repr__(self) -> str:
+        if self.mem is None:
+            return f"LocalTensor({self.dtype!r}, <unallocated>)"
+        return (f"LocalTensor({self.dtype!r}, {self.position.name}@{self.addr}, "
+                f"{self.length} elems)")
+
+
+def memory_for(core, position: TPosition, loc):
+    name = POSITION_MEMORY.get(TPosition(position))
+    if name is None:
+        raise KernelError(f"TPosition.{TPosition(position).name} is not a local buffer", loc)
+    mem = core.mem.get(name)
+    if mem is None:
+        raise KernelError(
+            f"{name} (TPosition.{TPosition(position).name}) does not exist on an {core.kind} "
+            f"core; {'vector code runs on the AIV' if name == 'UB' else 'cube buffers are on the AIC'}",
+            loc)
+    return mem
+
+
+def check_local_range(mem, lo: int, hi: int, loc, what: str) -> None:
+    if lo < 0 or hi > mem.capacity:
+        raise KernelError(
+            f"{what} needs bytes [{lo}, {hi}) of {mem.name}, but {mem.name} holds "
+            f"{mem.capacity} B on this SoC", loc)

@@ -1,0 +1,182 @@
+"""One simulated core (AIV or AIC): its local memories and its per-pipe in-order timelines.
+
+Timing follows the DaVinci issue model: the scalar unit walks the program and hands each
+instruction to its pipe's queue; every pipe runs its queue in order; an instruction starts at
+``max(pipe free, scalar issued it, its sync dependencies are met)``. An instruction occupies its
+pipe for ``busy`` cycles and its result is ready ``latency`` cycles later, so back-to-back
+independent instructions overlap their latencies as on the hardware.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from ascsim.hw import SocSpec
+from ascsim.sim.memory import LocalMemory
+from ascsim.sim.source import Location
+
+PIPES = ("S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX")
+
+# Which local buffers each kind of core owns (name -> SocSpec attribute with its size).
+CORE_BUFFERS = {
+    "AIV": {"UB": "ub_bytes"},
+    "AIC": {"L1": "l1_bytes", "L0A": "l0a_bytes", "L0B": "l0b_bytes", "L0C": "l0c_bytes",
+            "BT": "bt_bytes"},
+}
+
+
+class Instr:
+    """The record of one API call that became an instruction on a pipe."""
+
+    __slots__ = ("core", "pipe", "op", "start", "end", "done", "loc", "reads", "writes", "info")
+
+    def __init__(self, core, pipe, op, start, end, done, loc, reads, writes, info):
+        self.core = core
+        self.pipe = pipe
+        self.op = op
+        self.start = start
+        self.end = end
+        self.done = done
+        self.loc = loc
+        self.reads = reads
+        self.writes = writes
+        self.info = info
+
+    def __repr__(self) -> str:
+        return f"Instr({self.op} on {self.pipe} @{self.start:.0f}-{self.done:.0f})"
+
+
+class Core:
+    """State of one core during a launch."""
+
+    def __init__(self, launch, core_id: int, kind: str, block_idx: int, sub_block_idx: int,
+                 start_time: float = 0.0):
+        soc: SocSpec = launch.soc
+        self.launch = launch
+        self.soc = soc
+        self.core_id = core_id
+        self.kind = kind
+        self.block_idx = block_idx
+        self.sub_block_idx = sub_block_idx
+        self.start_time = start_time
+        self.mem = {name: LocalMemory(name, getattr(soc, attr), core_id)
+                    for name, attr in CORE_BUFFERS[kind].items()}
+        t = start_time
+        self.scalar = t
+        self.pipe_free = dict.fromkeys(PIPES, t)
+        self.pipe_done = dict.fromkeys(PIPES, t)
+        self.busy = dict.fromkeys(PIPES, 0.0)
+        self._busy_end = dict.fromkeys(PIPES, t)
+        self.flags: dict[tuple[str, int], deque] = {}
+        self.instrs: list[Instr] = []
+        self.flag_edges: list[tuple] = []  # (src pipe, t_set, dst pipe, t_wait, loc)
+        self.bytes_moved: dict[str, int] = {}
+        self.timing = soc.timing
+        self.finished = False
+        # Filled in by the launch: the GM bandwidth (B/cycle) this core gets while sharing.
+        self.gm_share = soc.gm_bandwidth_bytes_per_cycle
+
+    # ----------------------------------------------------------------- scalar work
+    def scalar_work(self, cycles: float) -> None:
+        """Time the scalar unit spends on address arithmetic, loop control and API bookkeeping."""
+        self.scalar += cycles
+        self.busy["S"] += cycles
+
+    def call_overhead(self) -> None:
+        """The scalar cost of issuing one API call (argument set-up, address computation)."""
+        cycles = self.timing.scalar_cycles_per_call
+        self.scalar += cycles
+        self.busy["S"] += cycles
+
+    # ----------------------------------------------------------------- instructions
+    def issue(self, pipe: str, op: str, busy: float, latency: float, loc: Location,
+              reads=(), writes=(), ready: float = 0.0, info=None) -> Instr:
+        """Put one instruction on ``pipe``; returns its record (start/end/done in cycles)."""
+        self.call_overhead()
+        start = self.pipe_free[pipe]
+        if self.scalar > start:
+            start = self.scalar
+        if ready > start:
+            start = ready
+        end = start + busy
+        done = end + latency
+        self.pipe_free[pipe] = end
+        if done > self.pipe_done[pipe]:
+            self.pipe_done[pipe] = done
+        lo = start if start > self._busy_end[pipe] else self._busy_end[pipe]
+        if done > lo:
+            self.busy[pipe] += done - lo
+            self._busy_end[pipe] = done
+        instr = Instr(self.core_id, pipe, op, start, end, done, loc, reads, writes, info)
+        self.instrs.append(instr)
+        if self.launch.observers:
+            for observer in self.launch.observers:
+                observer.on_instr(self, instr)
+        return instr
+
+    def count_bytes(self, path: str, nbytes: int) -> None:
+        self.bytes_moved[path] = self.bytes_moved.get(path, 0) + nbytes
+
+    # ----------------------------------------------------------------- synchronisation
+    def pipe_ready(self, pipe: str) -> float:
+        """When everything already queued on ``pipe`` has completed."""
+        if pipe == "S":
+            return self.scalar
+        return max(self.pipe_done[pipe], self.pipe_free[pipe], self.scalar)
+
+    def set_flag(self, src: str, dst: str, event_id: int, loc: Location) -> None:
+        self.call_overhead()
+        key = (f"{src}_{dst}", event_id)
+        pending = self.flags.setdefault(key, deque())
+        if pending:
+            self.launch.findings.report(
+                "flag-misuse", f"set_flag({src}_{dst}, {event_id}) while the flag is already set "
+                "and not yet waited for", loc,
+                hint="pair every set_flag with one wait_flag before setting the same event id again",
+                core=self.core_id)
+        pending.append((self.pipe_ready(src), loc))
+        for observer in self.launch.observers:
+            observer.on_set_flag(self, src, dst, event_id, loc)
+
+    def wait_flag(self, src: str, dst: str, event_id: int, loc: Location) -> None:
+        self.call_overhead()
+        key = (f"{src}_{dst}", event_id)
+        pending = self.flags.get(key)
+        if not pending:
+            self.launch.findings.report(
+                "flag-misuse", f"wait_flag({src}_{dst}, {event_id}) with no matching set_flag: "
+                "on the device this pipe would wait forever", loc,
+                hint=f"call set_flag(HardEvent.{src}_{dst}, {event_id}) on the {src} side first",
+                core=self.core_id)
+            return
+        t_set, set_loc = pending.popleft()
+        t = t_set + self.timing.flag_latency_cycles
+        self.block_pipe(dst, t)
+        self.flag_edges.append((src, t_set, dst, max(t, self.pipe_free.get(dst, t)), loc))
+        for observer in self.launch.observers:
+            observer.on_wait_flag(self, src, dst, event_id, loc, set_loc)
+
+    def block_pipe(self, pipe: str, until: float) -> None:
+        """Nothing more on ``pipe`` starts before ``until``."""
+        if pipe == "S":
+            if until > self.scalar:
+                self.scalar = until
+        elif until > self.pipe_free[pipe]:
+            self.pipe_free[pipe] = until
+
+    def barrier(self, pipe: str, loc: Location) -> None:
+        """``pipe_barrier``: later work on ``pipe`` (or on every pipe for ALL) waits for earlier."""
+        self.call_overhead()
+        if pipe == "ALL":
+            t = max(self.scalar, *self.pipe_done.values(), *self.pipe_free.values())
+            self.scalar = t
+            for p in PIPES:
+                self.pipe_free[p] = t
+        elif pipe != "S":
+            self.block_pipe(pipe, self.pipe_done[pipe])
+        for observer in self.launch.observers:
+            observer.on_barrier(self, pipe, loc)
+
+    # ----------------------------------------------------------------- results
+    def end_time(self) -> float:
+        return max(self.scalar, *self.pipe_done.values(), *self.pipe_free.values())

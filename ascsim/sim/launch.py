@@ -1,0 +1,121 @@
+"""One kernel launch on the simulated device: builds the cores, runs them, collects the report.
+
+Block layout follows the hardware: an AIV_ONLY (AIC_ONLY) launch of n blocks runs n AIVs (AICs);
+a MIX launch of n blocks runs n groups of 1 AIC + 2 AIV, the AIVs numbered 2·i and 2·i+1. Blocks
+beyond the physical core count run in later waves on the same cores. Cores that run at the same
+time share the chip's GM bandwidth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ascsim.hw import SocSpec
+from ascsim.sim.core import PIPES, Core
+from ascsim.sim.findings import FindingLog
+from ascsim.sim.memory import DeviceMemory
+from ascsim.sim.report import CoreReport, KernelReport
+from ascsim.sim.scheduler import Scheduler
+
+KERNEL_KINDS = ("AIV_ONLY", "AIC_ONLY", "MIX")
+
+
+@dataclass(frozen=True, kw_only=True)
+class LaunchConfig:
+    """What to launch: ``block_num`` blocks of ``kind`` on ``soc``."""
+
+    kernel: str
+    soc: SocSpec
+    block_num: int
+    kind: str = "AIV_ONLY"
+    strict: bool = False
+
+    def __post_init__(self):
+        if self.block_num <= 0:
+            raise ValueError(f"block_num must be positive, got {self.block_num}")
+        if self.kind not in KERNEL_KINDS:
+            raise ValueError(f"kernel kind must be one of {KERNEL_KINDS}, got {self.kind!r}")
+
+
+def _block_cores(kind: str, block: int) -> list[tuple[str, int, int]]:
+    """(core kind, block idx seen by that core, sub-block idx) for one launch block."""
+    if kind == "AIV_ONLY":
+        return [("AIV", block, 0)]
+    if kind == "AIC_ONLY":
+        return [("AIC", block, 0)]
+    return [("AIC", block, 0), ("AIV", 2 * block, 0), ("AIV", 2 * block + 1, 1)]
+
+
+class Launch:
+    """Runs a kernel body on every core of a launch and produces a :class:`KernelReport`."""
+
+    def __init__(self, config: LaunchConfig, memory: DeviceMemory, observers=()):
+        self.config = config
+        self.soc = config.soc
+        self.memory = memory
+        self.observers = list(observers)
+        self.findings = FindingLog(strict=config.strict)
+        self.cores: list[Core] = []
+        self.kind = config.kind
+        # Anything the front-end wants to keep per launch (cross-core flags, matmul servers...).
+        self.shared: dict = {}
+
+    def blocks_per_wave(self) -> int:
+        soc = self.soc
+        per_kind = {"AIV_ONLY": soc.aiv_count, "AIC_ONLY": soc.aic_count, "MIX": soc.aic_count}
+        return per_kind[self.kind]
+
+    def run(self, body: Callable[[Core], None]) -> KernelReport:
+        cfg = self.config
+        wave = self.blocks_per_wave()
+        previous_end: dict[int, float] = {}
+        for first in range(0, cfg.block_num, wave):
+            blocks = range(first, min(first + wave, cfg.block_num))
+            wave_cores = []
+            for block in blocks:
+                for slot, (kind, idx, sub) in enumerate(_block_cores(self.kind, block)):
+                    physical = (block - first) * 3 + slot
+                    core = Core(self, len(self.cores), kind, idx, sub,
+                                start_time=previous_end.get(physical, 0.0))
+                    core.physical = physical
+                    core.group = block
+                    wave_cores.append(core)
+                    self.cores.append(core)
+            self._share_bandwidth(wave_cores)
+            for observer in self.observers:
+                observer.on_wave_start(self, wave_cores)
+            Scheduler(wave_cores, body).run()
+            for core in wave_cores:
+                previous_end[core.physical] = core.end_time()
+        for observer in self.observers:
+            observer.on_launch_end(self)
+        return self._report()
+
+    def _share_bandwidth(self, cores: list[Core]) -> None:
+        total = self.soc.gm_bandwidth_bytes_per_cycle
+        share = total / max(1, len(cores))
+        for core in cores:
+            core.gm_share = share
+
+    def _report(self) -> KernelReport:
+        soc = self.soc
+        overhead = soc.timing.launch_overhead_us
+        core_reports = []
+        bytes_moved: dict[str, int] = {}
+        end = 0.0
+        for core in self.cores:
+            core_end = core.end_time()
+            end = max(end, core_end)
+            core_reports.append(CoreReport(
+                core_id=core.core_id, kind=core.kind, block_idx=core.block_idx,
+                start_us=soc.cycles_to_us(core.start_time), end_us=soc.cycles_to_us(core_end),
+                pipe_busy_us={p: soc.cycles_to_us(core.busy[p]) for p in PIPES if core.busy[p]},
+                instructions=len(core.instrs)))
+            for path, n in core.bytes_moved.items():
+                bytes_moved[path] = bytes_moved.get(path, 0) + n
+        return KernelReport(
+            kernel=self.config.kernel, soc=soc.name, kernel_type=self.kind,
+            block_num=self.config.block_num,
+            device_time_us=soc.cycles_to_us(end) + overhead, launch_overhead_us=overhead,
+            cores=core_reports, findings=list(self.findings), bytes_moved=bytes_moved)

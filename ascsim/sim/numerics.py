@@ -1,0 +1,104 @@
+"""Conversions between element types with the hardware's rounding modes.
+
+numpy's ``astype`` always rounds to nearest-even. The vector unit's ``cast`` also rounds toward
+-inf/+inf/zero, half away from zero, and to odd. For float targets we take numpy's nearest value
+and step one unit in the last place where the mode asks for the other neighbour, working on the
+target's bit pattern, so fp16 and bf16 (ml_dtypes) are handled alike.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+ROUND_MODES = ("none", "rint", "floor", "ceil", "round", "trunc", "odd")
+
+_UINT_OF_SIZE = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _is_float(dt: np.dtype) -> bool:
+    return dt.kind == "f" or dt.name == "bfloat16"
+
+
+def _step(y: np.ndarray, where_up: np.ndarray, where_down: np.ndarray) -> np.ndarray:
+    """Move elements of float array ``y`` one ulp toward +inf / -inf where asked."""
+    bits = y.view(_UINT_OF_SIZE[y.dtype.itemsize]).copy()
+    sign_bit = bits.dtype.type(1) << bits.dtype.type(8 * y.dtype.itemsize - 1)
+    negative = (bits & sign_bit) != 0
+    is_zero = (bits & ~sign_bit) == 0
+    one = bits.dtype.type(1)
+    # Away from zero is +1 on the magnitude bits, toward zero is -1 (sign-magnitude encoding).
+    away = (where_up & ~negative) | (where_down & negative)
+    toward = (where_up & negative) | (where_down & ~negative)
+    bits = np.where(away & ~is_zero, bits + one, bits)
+    bits = np.where(toward & ~is_zero, bits - one, bits)
+    # From zero, the next value is the smallest subnormal of the requested sign.
+    bits = np.where(is_zero & where_up, one, bits)
+    bits = np.where(is_zero & where_down, sign_bit | one, bits)
+    return bits.view(y.dtype)
+
+
+def _to_float(x: np.ndarray, target: np.dtype, mode: str) -> np.ndarray:
+    exact = x.astype(np.float64)
+    y = exact.astype(target)
+    if mode in ("none", "rint"):
+        return y
+    back = y.astype(np.float64)
+    finite = np.isfinite(exact) & np.isfinite(back)
+    above = finite & (back > exact)
+    below = finite & (back < exact)
+    if mode == "floor":
+        return _step(y, np.zeros_like(above), above)
+    if mode == "ceil":
+        return _step(y, below, np.zeros_like(below))
+    if mode == "trunc":
+        return _step(y, below & (exact < 0), above & (exact > 0))
+    if mode == "round":
+        # Nearest, ties away from zero: differs from nearest-even only on exact ties that
+        # nearest-even resolved toward zero.
+        other = _step(y, below, above).astype(np.float64)
+        tie = finite & (np.abs(other - exact) == np.abs(back - exact)) & (back != exact)
+        toward_zero = np.abs(back) < np.abs(exact)
+        fix = tie & toward_zero
+        return _step(y, fix & (exact > 0), fix & (exact < 0))
+    if mode == "odd":
+        # Round to odd: truncate, then force the last mantissa bit to 1 if anything was lost.
+        t = _step(y, below & (exact < 0), above & (exact > 0))
+        inexact = finite & (t.astype(np.float64) != exact)
+        bits = t.view(_UINT_OF_SIZE[t.dtype.itemsize]).copy()
+        bits = np.where(inexact, bits | bits.dtype.type(1), bits)
+        return bits.view(t.dtype)
+    raise ValueError(f"unknown round mode {mode!r}; known: {ROUND_MODES}")
+
+
+_INT_ROUNDERS = {
+    "none": np.rint,
+    "rint": np.rint,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "trunc": np.trunc,
+    "round": lambda v: np.sign(v) * np.floor(np.abs(v) + 0.5),
+}
+
+
+def _to_int(x: np.ndarray, target: np.dtype, mode: str) -> np.ndarray:
+    if x.dtype.kind in "iub":
+        return x.astype(target)
+    rounder = _INT_ROUNDERS.get(mode)
+    if rounder is None:
+        raise ValueError(f"round mode {mode!r} does not apply to a float-to-int cast")
+    v = rounder(x.astype(np.float64))
+    info = np.iinfo(target)
+    # The hardware saturates out-of-range values; NaN becomes 0.
+    v = np.nan_to_num(v, nan=0.0, posinf=info.max, neginf=info.min)
+    return np.clip(v, info.min, info.max).astype(target)
+
+
+def convert(x: np.ndarray, target, mode: str = "rint") -> np.ndarray:
+    """Convert ``x`` to ``target`` dtype, rounding as ``mode`` says (see ROUND_MODES)."""
+    target = np.dtype(target)
+    with np.errstate(all="ignore"):
+        if _is_float(target):
+            if x.dtype == target:
+                return x.copy()
+            return _to_float(x, target, mode)
+        return _to_int(x, target, mode)
