@@ -17,9 +17,31 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                    help="raise at the first finding (also ASCSIM_STRICT=1)")
     p.add_argument("--quiet", action="store_true", help="print no report")
     p.add_argument("--no-cores", action="store_true", help="omit the per-core table")
+
+
+def _add_script(p: argparse.ArgumentParser) -> None:
     p.add_argument("script", help="the pyasc script to run")
     p.add_argument("args", nargs=argparse.REMAINDER,
-                   help="arguments for the script (e.g. -r Model -v Ascend910B1)")
+                   help="arguments for the script (e.g. -r Model -v Ascend910B1); ascsim's own "
+                   "options may also follow the script; everything after '--' goes to the "
+                   "script untouched")
+
+
+def _pull_own_options(ns) -> None:
+    """Let ascsim's options follow the script name too (``ascsim run s.py -v X --trace t``)."""
+    args = list(ns.args)
+    tail: list[str] = []
+    if "--" in args:
+        cut = args.index("--")
+        args, tail = args[:cut], args[cut + 1:]
+    own = argparse.ArgumentParser(add_help=False)
+    _add_run_options(own)
+    found, rest = own.parse_known_args(args)
+    defaults = vars(own.parse_args([]))
+    for name, value in vars(found).items():
+        if value != defaults[name]:
+            setattr(ns, name, value)
+    ns.args = rest + tail
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,8 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a pyasc script on the simulator")
     _add_run_options(run)
+    _add_script(run)
     check = sub.add_parser("check", help="run a script and report kernel problems (exit 1 if any)")
     _add_run_options(check)
+    _add_script(check)
     info = sub.add_parser("info", help="list the simulated SoCs, or show one")
     info.add_argument("soc", nargs="?")
     sub.add_parser("demo", help="run the bundled examples and show what ascsim reports")
@@ -44,6 +68,7 @@ def _run(ns, console: Console) -> int:
     from ascsim.session import SESSION
     from ascsim.sim.trace import write_trace
 
+    _pull_own_options(ns)
     SESSION.strict = ns.strict or os.environ.get("ASCSIM_STRICT") == "1"
     SESSION.keep_launches = bool(ns.trace)
     status = 0

@@ -17,7 +17,7 @@ def report_table(report: KernelReport) -> Table:
     title = (f"{report.kernel} on {report.soc}: {report.block_num} block(s) {report.kernel_type}, "
              f"device time {report.device_time_us:.2f} µs "
              f"(incl. {report.launch_overhead_us:.2f} µs launch)")
-    table = Table(title=title, title_justify="left", show_edge=False, min_width=len(title))
+    table = Table(title=title, title_justify="left", show_edge=False)
     table.add_column("pipe")
     table.add_column("busy µs (busiest core)", justify="right")
     table.add_column("share", justify="right")
@@ -54,7 +54,11 @@ def print_reports(reports, console: Console | None = None, cores: bool = True) -
     console = console or Console(stderr=False)
     for report in reports:
         console.print()
-        console.print(report_table(report))
+        table = report_table(report)
+        # The title is a whole sentence: print it on its own line rather than wrapped.
+        console.print(table.title, highlight=False)
+        table.title = None
+        console.print(table)
         if cores:
             console.print(core_table(report))
         print_findings(report, console)
