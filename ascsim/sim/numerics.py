@@ -93,12 +93,29 @@ def _to_int(x: np.ndarray, target: np.dtype, mode: str) -> np.ndarray:
     return np.clip(v, info.min, info.max).astype(target)
 
 
+def _to_integral(x: np.ndarray, mode: str) -> np.ndarray:
+    """A float cast to its own type rounds to an integral value (Ascend C's Cast table:
+    float->float "rounds src with round_mode"); CAST_NONE loses nothing, so it copies."""
+    if mode == "none":
+        return x.copy()
+    rounder = _INT_ROUNDERS.get(mode)
+    if rounder is None:
+        raise ValueError(f"round mode {mode!r} does not apply to a float-to-same-float cast")
+    # Every value of this magnitude is exactly representable in fp64, and so is the result.
+    return rounder(x.astype(np.float64)).astype(x.dtype)
+
+
 def convert(x: np.ndarray, target, mode: str = "rint") -> np.ndarray:
-    """Convert ``x`` to ``target`` dtype, rounding as ``mode`` says (see ROUND_MODES)."""
+    """Convert ``x`` to ``target`` dtype, rounding as ``mode`` says (see ROUND_MODES).
+
+    Raises ValueError for a mode that does not apply to the conversion (e.g. ``odd`` to int).
+    """
     target = np.dtype(target)
+    if mode not in ROUND_MODES:
+        raise ValueError(f"unknown round mode {mode!r}; known: {ROUND_MODES}")
     with np.errstate(all="ignore"):
         if _is_float(target):
             if x.dtype == target:
-                return x.copy()
+                return _to_integral(x, mode)
             return _to_float(x, target, mode)
         return _to_int(x, target, mode)

@@ -70,19 +70,21 @@ def mask_positions(mask, per_repeat: int, loc) -> np.ndarray:
     return np.arange(mask)
 
 
-def repeat_indices(positions: np.ndarray, repeat_times: int, per_repeat: int, elem_bytes: int,
-                   blk_stride: int, rep_stride: int) -> np.ndarray:
+def repeat_indices(positions: np.ndarray, repeat_times: int, elem_bytes: int, blk_stride: int,
+                   rep_stride: int) -> np.ndarray:
     """Element indices (into a tensor of ``elem_bytes`` elements) of every enabled position.
 
-    Position ``p`` of repeat ``r`` lies in block ``p // per_block`` at element ``p % per_block``;
+    Position ``p`` of a repeat lies in this operand's block ``p // per_block`` at element
+    ``p % per_block``, where a 32-byte block holds ``per_block`` of *this operand's* elements;
     block ``b`` of repeat ``r`` starts at 32-byte block ``r * rep_stride + b * blk_stride``.
+    An operand narrower than the widest one (the fp16 side of an fp32<->fp16 cast) therefore
+    fills fewer blocks per repeat, which is why Ascend C uses a repeat stride of 4 for it.
     """
-    per_block = per_repeat // BLOCKS_PER_REPEAT
+    per_block = BLOCK_BYTES // elem_bytes
     blocks = positions // per_block
     within = positions % per_block
-    block_elems = BLOCK_BYTES // elem_bytes
     base = (np.arange(repeat_times)[:, None] * rep_stride + blocks[None, :] * blk_stride)
-    return (base * block_elems + within[None, :]).reshape(-1)
+    return (base * per_block + within[None, :]).reshape(-1)
 
 
 def check_repeat(repeat_times: int, loc) -> int:

@@ -8,7 +8,6 @@ from ascsim.asc.basic._exec import (
     BLOCK_BYTES,
     REPEAT_BYTES,
     access_of,
-    check_repeat,
     count_repeats,
     execute,
     mask_positions,
@@ -16,7 +15,7 @@ from ascsim.asc.basic._exec import (
     strided_view,
     vector_cycles,
 )
-from ascsim.asc.basic.vector import compute_dtype, elementwise, parse_form
+from ascsim.asc.basic.vector import compute_dtype, elementwise, operand_strides, parse_form
 from ascsim.asc.context import user_location
 from ascsim.asc.enums import CMPMODE, SELMODE, RoundMode
 from ascsim.asc.params import BinaryRepeatParams, CopyRepeatParams, UnaryRepeatParams
@@ -34,20 +33,37 @@ COMPARISONS = {
     CMPMODE.LE: np.less_equal, CMPMODE.GE: np.greater_equal, CMPMODE.NE: np.not_equal,
 }
 
+_UINT_OF_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
 
 # ------------------------------------------------------------------------------ cast
 def cast(dst, src, round_mode, *args, **kwargs) -> None:
-    """``cast(dst, src, RoundMode, count)`` or mask/repeat form: convert with that rounding."""
+    """``cast(dst, src, RoundMode, count)`` or mask/repeat form: convert with that rounding.
+
+    In the mask/repeat form each operand's blocks hold its own element size, so the fp16 side
+    of an fp32<->fp16 cast fills 4 blocks per repeat (Ascend C passes repeat stride 4 for it).
+    """
     loc = user_location()
     form = parse_form(args, kwargs, UnaryRepeatParams, "cast", loc)
-    mode = ROUND_MODE_NAMES[RoundMode(round_mode)]
-    target = dst.dtype.np_dtype
+    rm = RoundMode(round_mode)
+    mode = ROUND_MODE_NAMES[rm]
+    source, target = src.dtype.np_dtype, dst.dtype.np_dtype
 
     def store(dst_view, index, result):
-        dst_view[index] = convert(result, target, mode)
+        # The engine widened fp16/bf16 sources to fp32 (exactly); narrow them back so the
+        # conversion sees the true source type (fp16 -> fp16 rounds to an integral value).
+        try:
+            dst_view[index] = convert(np.asarray(result).astype(source), target, mode)
+        except ValueError as exc:
+            raise KernelError(f"cast {src.dtype.name} -> {dst.dtype.name} with "
+                              f"RoundMode.{rm.name}: {exc}", loc) from None
 
-    # Pass the source through unchanged (no fp32 widening of the exact value is lost anyway).
-    elementwise("cast", "cast", lambda x: x, dst, (src,), (), form, loc, out_fn=store)
+    elementwise("cast", "cast", _identity, dst, (src,), (), form, loc,
+                out_fn=store)
+
+
+def _identity(x):
+    return x
 
 
 # ------------------------------------------------------------------------------ duplicate
@@ -74,59 +90,95 @@ def duplicate(dst, scalar, *args, **kwargs) -> None:
 # ------------------------------------------------------------------------------ copy (UB->UB)
 def copy(dst, src, mask, repeat_times, repeat_params: CopyRepeatParams | None = None,
          is_set_mask: bool = True) -> None:
-    """``copy(dst, src, mask, repeat_times, CopyRepeatParams)``: UB to UB on the vector unit."""
+    """``copy(dst, src, mask, repeat_times, CopyRepeatParams)``: UB to UB on the vector unit.
+
+    The bits are moved as they are (viewed as unsigned ints), so NaN payloads survive.
+    """
     loc = user_location()
     params = repeat_params or CopyRepeatParams()
-    if dst.dtype.sizeof() not in (2, 4):
-        raise KernelError("copy supports 16- and 32-bit element types only", loc)
+    size = dst.dtype.sizeof()
+    if size not in (2, 4) or src.dtype.sizeof() != size:
+        raise KernelError("copy supports 16- and 32-bit element types of equal size only", loc)
     unary = UnaryRepeatParams(dst_blk_stride=params.dst_stride, src_blk_stride=params.src_stride,
                               dst_rep_stride=params.dst_repeat_size,
                               src_rep_stride=params.src_repeat_size)
     form = parse_form((mask, repeat_times, unary), {}, UnaryRepeatParams, "copy", loc)
-    elementwise("copy", "copy", lambda x: x, dst, (src,), (), form, loc)
+    bits = _UINT_OF_SIZE[size]
+    elementwise("copy", "copy", _identity, dst.reinterpret_cast(bits),
+                (src.reinterpret_cast(bits),), (), form, loc)
 
 
 # ------------------------------------------------------------------------------ compare/select
-def _bytes_view(tensor, nbytes: int, loc) -> np.ndarray:
-    """The first ``nbytes`` bytes of ``tensor`` (bit masks are read and written as bytes)."""
-    return tensor.reinterpret_cast(np.uint8).elements(0, nbytes, loc)
+def _bits_view(tensor, nbits: int, loc) -> np.ndarray:
+    """The bytes of ``tensor`` holding the first ``nbits`` bits (bit masks are byte arrays)."""
+    return tensor.reinterpret_cast(np.uint8).elements(0, -(-nbits // 8), loc)
+
+
+def _bits_access(tensor, nbits: int) -> tuple:
+    return (tensor.mem.key, tensor.addr, tensor.addr + -(-nbits // 8))
+
+
+class _Lanes:
+    """Which elements an instruction touches: per operand role the element indices, and the
+    bit number each lane has in a per-element bit mask (compare output, select input).
+
+    Count form: lane ``i`` is element ``i`` and bit ``i``. Mask/repeat form: lane ``(r, p)``
+    (repeat ``r``, enabled position ``p``) is at the strided element of each operand and owns
+    bit ``r * per_repeat + p`` -- each repeat's bits follow the previous repeat's.
+    """
+
+    __slots__ = ("index", "bit", "positions", "per_repeat", "repeats")
+
+    def __init__(self, form, operands: dict, elem_bytes: int, loc):
+        self.per_repeat = REPEAT_BYTES // elem_bytes
+        if form.count is not None:
+            lanes = np.arange(form.count)
+            self.index = dict.fromkeys(operands, lanes)
+            self.bit = lanes
+            self.positions = lanes % self.per_repeat
+            self.repeats = count_repeats(form.count, elem_bytes)
+            return
+        positions = mask_positions(form.mask, self.per_repeat, loc)
+        self.index = {}
+        for role, tensor in operands.items():
+            blk, rep = operand_strides(form.params, role)
+            self.index[role] = repeat_indices(positions, form.repeat_times,
+                                              tensor.dtype.sizeof(), blk, rep)
+        self.positions = np.tile(positions, form.repeat_times)
+        self.bit = (np.arange(form.repeat_times)[:, None] * self.per_repeat
+                    + positions[None, :]).reshape(-1)
+        self.repeats = form.repeat_times
+
+    def gather(self, role: str, tensor, loc) -> np.ndarray:
+        idx = self.index[role]
+        return strided_view(tensor, idx, loc)[idx]
 
 
 def _compare(name, dst, src0, src1_or_scalar, cmp_mode, args, kwargs, scalar: bool) -> None:
+    """Bit ``lane.bit`` of ``dst`` = the comparison of that lane (LSB first in each byte).
+
+    Lanes the mask disables keep their old bit: the vector unit does not write masked lanes,
+    for compare as for every other instruction.
+    """
     loc = user_location()
     fn = COMPARISONS[CMPMODE(cmp_mode)]
-    srcs = (src0,) if scalar else (src0, src1_or_scalar)
-    form = parse_form(args, kwargs, UnaryRepeatParams if scalar else BinaryRepeatParams, name,
-                      loc)
-    if form.count is not None:
-        n = form.count
-        operands = [compute_dtype(s.elements(0, n, loc)) for s in srcs]
-        reads = [s.access(0, n) for s in srcs]
-        repeats = count_repeats(n, src0.dtype.sizeof())
-    else:
-        per_repeat = REPEAT_BYTES // src0.dtype.sizeof()
-        positions = mask_positions(form.mask, per_repeat, loc)
-        operands, reads = [], []
-        for role, s in zip(("src0", "src1"), srcs):
-            blk = getattr(form.params, f"{role}_blk_stride",
-                          getattr(form.params, "src_blk_stride", 1))
-            rep = getattr(form.params, f"{role}_rep_stride",
-                          getattr(form.params, "src_rep_stride", 8))
-            idx = repeat_indices(positions, form.repeat_times, per_repeat, s.dtype.sizeof(),
-                                 blk, rep)
-            operands.append(compute_dtype(strided_view(s, idx, loc)[idx]))
-            reads.append(access_of(s, idx))
-        repeats = form.repeat_times
-        n = operands[0].size
+    srcs = {"src0": src0} if scalar else {"src0": src0, "src1": src1_or_scalar}
+    params = UnaryRepeatParams if scalar else BinaryRepeatParams
+    form = parse_form(args, kwargs, params, name, loc)
+    lanes = _Lanes(form, srcs, src0.dtype.sizeof(), loc)
+    operands = [compute_dtype(lanes.gather(role, t, loc)) for role, t in srcs.items()]
     if scalar:
         operands.append(np.asarray(src1_or_scalar, dtype=src0.dtype.np_dtype)
                         .astype(operands[0].dtype))
-    bits = fn(*operands)
-    nbytes = -(-bits.size // 8)
-    _bytes_view(dst, nbytes, loc)[:] = np.packbits(bits, bitorder="little")
-    busy, latency = vector_cycles("compare", src0.dtype.name, repeats)
-    execute("V", name, busy, latency, loc, (dst, *srcs), tuple(reads),
-            ((dst.mem.key, dst.addr, dst.addr + nbytes),))
+    nbits = int(lanes.bit.max()) + 1 if lanes.bit.size else 0
+    view = _bits_view(dst, nbits, loc)
+    bits = np.unpackbits(view, bitorder="little")
+    bits[lanes.bit] = fn(*operands)
+    view[:] = np.packbits(bits, bitorder="little")
+    busy, latency = vector_cycles("compare", src0.dtype.name, lanes.repeats)
+    reads = tuple(access_of(t, lanes.index[r]) for r, t in srcs.items())
+    execute("V", name, busy, latency, loc, (dst, *srcs.values()), reads,
+            (_bits_access(dst, nbits),))
 
 
 def compare(dst, src0, src1, cmp_mode, *args, **kwargs) -> None:
@@ -141,47 +193,34 @@ def compare_scalar(dst, src0, scalar, cmp_mode, *args, **kwargs) -> None:
 
 def select(dst, sel_mask, src0, src1, sel_mode=SELMODE.VSEL_TENSOR_TENSOR_MODE, *args,
            **kwargs) -> None:
-    """``select(dst, sel_mask, src0, src1|scalar, SELMODE, count)``: bit set → src0 else src1.
+    """``select(dst, sel_mask, src0, src1|scalar, SELMODE, count)``: bit set -> src0, else src1.
 
-    Bit ``i`` of ``sel_mask`` (bytes, little-endian bit order) decides element ``i``; in
-    mask/repeat form element ``p`` of repeat ``r`` uses bit ``r * per_repeat + p``.
+    Which bit of ``sel_mask`` (bytes, LSB first) a lane uses follows Ascend C's Select page:
+    VSEL_CMPMASK_SPR (mode 0) applies the same first ``per_repeat`` bits in every repeat;
+    VSEL_TENSOR_SCALAR_MODE (1, src1 a scalar) and VSEL_TENSOR_TENSOR_MODE (2) consume the mask
+    repeat after repeat. Lanes the mask disables keep dst's old value.
     """
     loc = user_location()
     mode = SELMODE(sel_mode)
-    scalar = mode == SELMODE.VSEL_TENSOR_SCALAR_MODE or not hasattr(src1, "mem")
+    scalar = mode == SELMODE.VSEL_TENSOR_SCALAR_MODE
+    if scalar == hasattr(src1, "mem"):
+        raise KernelError(f"select: SELMODE.{mode.name} takes src1 as "
+                          f"{'a scalar' if scalar else 'a tensor'}", loc)
     form = parse_form(args, kwargs, BinaryRepeatParams, "select", loc)
-    srcs = (src0,) if scalar else (src0, src1)
-    per_repeat = REPEAT_BYTES // dst.dtype.sizeof()
-    if form.count is not None:
-        n = form.count
-        dst_idx = src_idx = bit_idx = np.arange(n)
-        idx = {"dst": dst_idx, "src0": src_idx, "src1": src_idx}
-        repeats = count_repeats(n, dst.dtype.sizeof())
-    else:
-        positions = mask_positions(form.mask, per_repeat, loc)
-        idx = {}
-        for role, t in zip(("dst", "src0", "src1"), (dst, *srcs)):
-            idx[role] = repeat_indices(positions, form.repeat_times, per_repeat,
-                                       t.dtype.sizeof(), getattr(form.params, f"{role}_blk_stride"),
-                                       getattr(form.params, f"{role}_rep_stride"))
-        bit_idx = (np.arange(form.repeat_times)[:, None] * per_repeat
-                   + positions[None, :]).reshape(-1)
-        repeats = form.repeat_times
-    nbits = int(bit_idx.max()) + 1 if bit_idx.size else 0
-    mask_bytes = _bytes_view(sel_mask, -(-nbits // 8), loc)
-    bits = np.unpackbits(mask_bytes, bitorder="little")[bit_idx].astype(bool)
-    a = strided_view(src0, idx["src0"], loc)[idx["src0"]]
-    if scalar:
-        b = np.asarray(src1, dtype=src0.dtype.np_dtype)
-    else:
-        b = strided_view(src1, idx["src1"], loc)[idx["src1"]]
-    strided_view(dst, idx["dst"], loc)[idx["dst"]] = np.where(bits, a, b).astype(
-        dst.dtype.np_dtype)
-    busy, latency = vector_cycles("select", dst.dtype.name, repeats)
-    reads = [access_of(s, idx[r]) for r, s in zip(("src0", "src1"), srcs)]
-    reads.append((sel_mask.mem.key, sel_mask.addr, sel_mask.addr + mask_bytes.size))
-    execute("V", "select", busy, latency, loc, (dst, sel_mask, *srcs), tuple(reads),
-            (access_of(dst, idx["dst"]),))
+    operands = {"dst": dst, "src0": src0} if scalar else {"dst": dst, "src0": src0, "src1": src1}
+    lanes = _Lanes(form, operands, dst.dtype.sizeof(), loc)
+    bit = lanes.positions if mode == SELMODE.VSEL_CMPMASK_SPR else lanes.bit
+    nbits = int(bit.max()) + 1 if bit.size else 0
+    chosen = np.unpackbits(_bits_view(sel_mask, nbits, loc), bitorder="little")[bit]
+    a = lanes.gather("src0", src0, loc)
+    b = np.asarray(src1, dtype=dst.dtype.np_dtype) if scalar else lanes.gather("src1", src1, loc)
+    idx = lanes.index["dst"]
+    strided_view(dst, idx, loc)[idx] = np.where(chosen.astype(bool), a, b)
+    busy, latency = vector_cycles("select", dst.dtype.name, lanes.repeats)
+    reads = [access_of(t, lanes.index[r]) for r, t in operands.items() if r != "dst"]
+    reads.append(_bits_access(sel_mask, nbits))
+    execute("V", "select", busy, latency, loc, (dst, sel_mask, *operands.values()),
+            tuple(reads), (access_of(dst, idx),))
 
 
 # ------------------------------------------------------------------------------ reductions
@@ -190,6 +229,12 @@ ARG_REDUCERS = {"reduce_max": np.argmax, "reduce_min": np.argmin}
 
 
 def _reduce(name: str, dst, src, work, args, kwargs) -> None:
+    """dst[0] = the reduction; with ``cal_index`` dst[1] holds (as the bits of an unsigned
+    int of dst's width) the index of the first max/min.
+
+    The index counts elements as the repeats lay them out: lane ``p`` of repeat ``r`` has index
+    ``r * per_repeat + p``, which is the element offset in src for the default repeat stride.
+    """
     loc = user_location()
     kwargs = dict(kwargs)
     cal_index = bool(kwargs.pop("cal_index", False))
@@ -201,28 +246,30 @@ def _reduce(name: str, dst, src, work, args, kwargs) -> None:
         if rest:
             cal_index = bool(rest.pop(0))
         values = compute_dtype(src.elements(0, count, loc))
+        lane_index = np.arange(count)
         reads = (src.access(0, count),)
         repeats = count_repeats(count, src.dtype.sizeof())
     else:
         mask = kwargs.pop("mask", rest.pop(0) if rest else None)
-        repeat_times = check_repeat(kwargs.pop("repeat_times", rest.pop(0) if rest else 1), loc)
+        repeat_times = kwargs.pop("repeat_times", rest.pop(0) if rest else 1)
         rep_stride = int(kwargs.pop("src_rep_stride", rest.pop(0) if rest else 8))
         if rest:
             cal_index = bool(rest.pop(0))
-        per_repeat = REPEAT_BYTES // src.dtype.sizeof()
-        positions = mask_positions(mask, per_repeat, loc)
-        idx = repeat_indices(positions, repeat_times, per_repeat, src.dtype.sizeof(), 1,
-                             rep_stride)
-        values = compute_dtype(strided_view(src, idx, loc)[idx])
-        reads = (access_of(src, idx),)
-        repeats = repeat_times
+        params = UnaryRepeatParams(src_rep_stride=rep_stride)
+        form = parse_form((mask, repeat_times, params), {}, UnaryRepeatParams, name, loc)
+        lanes = _Lanes(form, {"src": src}, src.dtype.sizeof(), loc)
+        values = compute_dtype(lanes.gather("src", src, loc))
+        lane_index = lanes.bit
+        reads = (access_of(src, lanes.index["src"]),)
+        repeats = lanes.repeats
+    if kwargs:
+        raise KernelError(f"{name}: unexpected keyword argument(s) {sorted(kwargs)}", loc)
     if values.size == 0:
         raise KernelError(f"{name}: nothing to reduce (count 0)", loc)
     out = dst.elements(0, 2 if cal_index else 1, loc)
     out[0] = REDUCERS[name](values.astype(np.float64) if name == "reduce_sum" else values)
     if cal_index and name in ARG_REDUCERS:
-        index_type = {2: np.uint16, 4: np.uint32}[dst.dtype.sizeof()]
-        out.view(index_type)[1] = ARG_REDUCERS[name](values)
+        out.view(_UINT_OF_SIZE[dst.dtype.sizeof()])[1] = lane_index[ARG_REDUCERS[name](values)]
     # A full reduction is a first pass over the repeats, then passes over the partial results.
     passes = 1 + int(np.ceil(np.log(max(repeats, 1)) / np.log(REPEAT_BYTES // BLOCK_BYTES)))
     busy, latency = vector_cycles(name if name != "reduce_sum" else "reduce", src.dtype.name,

@@ -132,7 +132,7 @@ def parse_form(args: tuple, kwargs: dict, params_type, name: str, loc) -> _Form:
     return _Form(mask=mask, repeat_times=check_repeat(repeat_times, loc), params=params)
 
 
-def _strides(params, role: str) -> tuple[int, int]:
+def operand_strides(params, role: str) -> tuple[int, int]:
     """(block stride, repeat stride) of operand ``role`` ('dst', 'src0', 'src1', 'src')."""
     if role == "src" and not hasattr(params, "src_blk_stride"):
         role = "src0"
@@ -167,9 +167,9 @@ def elementwise(name: str, cost_op: str, fn, dst, srcs, scalars, form: _Form, lo
         positions = mask_positions(form.mask, per_repeat, loc)
         index_of = {}
         for role, t in (("dst", dst), *zip(roles, srcs)):
-            blk, rep = _strides(form.params, role)
-            index_of[role] = repeat_indices(positions, form.repeat_times, per_repeat,
-                                            t.dtype.sizeof(), blk, rep)
+            blk, rep = operand_strides(form.params, role)
+            index_of[role] = repeat_indices(positions, form.repeat_times, t.dtype.sizeof(),
+                                            blk, rep)
         dst_index = index_of["dst"]
         src_index = [index_of[r] for r in roles[: len(srcs)]]
         src_views = [strided_view(s, i, loc) for s, i in zip(srcs, src_index)]
