@@ -328,6 +328,38 @@ def test_dst_reading_mask_form(name, dtype):
     assert_within(got, expected.astype(np.float64), scale.astype(np.float64) + 1e-30, dtype)
 
 
+@asc.jit
+def _runtime_args_kernel(x: asc.GlobalAddress, z: asc.GlobalAddress, n: int, mask: int,
+                         repeat_times: int, src_rep: int):
+    pipe = asc.TPipe()
+    buf_x = asc.TBuf(asc.TPosition.VECCALC)
+    buf_z = asc.TBuf(asc.TPosition.VECCALC)
+    pipe.init_buffer(buf=buf_x, num=n * 4)
+    pipe.init_buffer(buf=buf_z, num=n * 4)
+    gx = asc.GlobalTensor()
+    gz = asc.GlobalTensor()
+    gx.set_global_buffer(x)
+    gz.set_global_buffer(z)
+    lx = buf_x.get(asc.float32)
+    lz = buf_z.get(asc.float32)
+    asc.data_copy(lx, gx, n)
+    asc.duplicate(lz, 0.0, n)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.adds(lz, lx, 1.0, mask, repeat_times, asc.UnaryRepeatParams(1, 1, 8, src_rep))
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.data_copy(gz, lz, n)
+
+
+def test_sizes_masks_and_strides_as_runtime_ints():
+    x = np.arange(512, dtype=np.float32)
+    z = np.zeros(512, np.float32)
+    _runtime_args_kernel[1](x, z, 512, 10, 3, 16)
+    expected = np.zeros(512, np.float32)
+    for r in range(3):
+        expected[r * 64: r * 64 + 10] = x[r * 128: r * 128 + 10] + 1
+    np.testing.assert_array_equal(z, expected)
+
+
 def test_mask_out_of_range_is_a_kernel_error():
     x = np.ones(64, np.float32)
     with pytest.raises(KernelError, match="mask 65"):
@@ -381,3 +413,14 @@ def test_property_exp_and_muls_mask_form(dtype, mask, repeat_times, src, seed):
         mask = min(mask, 256 // dtype.itemsize)
     run_unary_masked("exp", dtype, mask, repeat_times, ((1, 8), src), seed)
     run_unary_masked("muls", dtype, mask, repeat_times, ((1, 8), src), seed, scalar=-3.0)
+
+
+@pytest.mark.parametrize(("cls", "kwargs"), [
+    (asc.BinaryRepeatParams, {"dst_rep_stride": 256}),
+    (asc.UnaryRepeatParams, {"src_blk_stride": -1}),
+    (asc.CopyRepeatParams, {"dst_stride": 65536}),
+    (asc.DataCopyParams, {"block_len": 65536}),
+])
+def test_repeat_params_reject_values_outside_their_encoding(cls, kwargs):
+    with pytest.raises(ValueError, match=next(iter(kwargs))):
+        cls(**kwargs)

@@ -64,9 +64,10 @@ def _access(tensor, lo: int, hi: int) -> tuple:
     return (tensor.mem.key, tensor.addr + lo, tensor.addr + hi)
 
 
-def transfer_cycles(path: str, nbytes: int, bursts: int = 1) -> tuple[float, float]:
-    """(busy, latency) cycles of moving ``nbytes`` along ``path`` in ``bursts`` bursts."""
-    core = current_core()
+def transfer_cycles(path: str, nbytes: int, bursts: int = 1, core=None) -> tuple[float, float]:
+    """(busy, latency) cycles of moving ``nbytes`` along ``path`` in ``bursts`` bursts on
+    ``core`` (default: the calling core)."""
+    core = core or current_core()
     soc = core.soc
     timing = soc.timing
     rate = soc.core_bw(core.kind.lower()).for_path(path)
@@ -217,13 +218,14 @@ def data_copy_pad(dst, src, params, pad_params=None, **kwargs) -> None:
         blocks = [(i * s_pitch, i * d_pitch, n) for i in range(params.block_count)]
         d_pitch = None
     fill = None
-    if d_pitch is not None and (left or right):
+    if d_pitch is not None and (left or right) and params.block_count:
         value = np.asarray(pad_params.padding_value, dtype=dst.dtype.np_dtype)
+        per = d_pitch // size
+        # Pad elements of every row: ``left`` before the data, ``right`` after it.
+        cols = np.concatenate([np.arange(left), left + n // size + np.arange(right)])
+        where = (np.arange(params.block_count)[:, None] * per + cols[None, :]).reshape(-1)
 
         def fill():
-            view = dst.elements(0, (params.block_count * d_pitch) // size, loc)
-            per = d_pitch // size
-            for i in range(params.block_count):
-                view[i * per: i * per + left] = value
-                view[i * per + left + n // size: i * per + left + n // size + right] = value
+            # Only up to the last pad element: the last row's trailing gap is not touched.
+            dst.elements(0, int(where.max()) + 1, loc)[where] = value
     _move("data_copy_pad", dst, src, path, pipe, blocks if n else [], loc, fill=fill)
