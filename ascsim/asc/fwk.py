@@ -14,7 +14,7 @@ from collections import deque
 from ascsim.asc.context import current_core, user_location
 from ascsim.asc.dtypes import as_dtype
 from ascsim.asc.enums import HardEvent, TPosition
-from ascsim.asc.tensor import LocalTensor, memory_for
+from ascsim.asc.tensor import POSITION_MEMORY, LocalTensor, memory_for
 from ascsim.sim.errors import KernelError
 from ascsim.sim.memory import round_up
 
@@ -63,6 +63,10 @@ class TPipe:
         """``init_buffer(que=, num=, len=)`` for queues; ``init_buffer(buf=, num=|len=)``."""
         loc = user_location()
         self.core.call_overhead()
+        target = que if que is not None else buf
+        if (self.core.kind == "AIC" and self.core.launch.kind == "MIX" and target is not None
+                and POSITION_MEMORY.get(target.position) == "UB"):
+            return  # the AIC half of a MIX kernel has no UB: vector-side buffers compile out
         if buf is not None:
             nbytes = len if len is not None else num
             if nbytes is None:

@@ -20,6 +20,11 @@ from ascsim.sim.memory import DeviceMemory
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
 
+class ServerMode(BaseException):  # noqa: N818 - not an error: the core's user code ends here
+    """Raised on a MIX kernel's AIC by ``register_matmul``: from then on the AIC runs the
+    Matmul server (driven by its AIVs' calls), not the rest of the kernel body."""
+
+
 class KernelStruct:
     """A struct as a kernel sees it: a private copy whose integer fields are runtime ints."""
 
@@ -145,7 +150,10 @@ def run_launch(name: str, body, args: dict, constexpr: set, block_num: int, kind
         kw = dict(converted)
         for pname, struct in structs.items():
             kw[pname] = KernelStruct(struct)
-        body(**kw)
+        try:
+            body(**kw)
+        except ServerMode:
+            pass
 
     report = launch.run(per_core)
     for host in host_args:

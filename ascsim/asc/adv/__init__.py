@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from ascsim.asc.adv.activation import swiglu
 from ascsim.asc.adv.math import MATH
+from ascsim.asc.adv.matmul import Matmul, register_matmul
+from ascsim.asc.adv.matmul_config import *  # noqa: F403
+from ascsim.asc.adv.matmul_config import __all__ as _MATMUL_CONFIG
 from ascsim.asc.adv.norm import RmsNormTiling, rmsnorm
 # HELPER-PENDING from ascsim.asc.adv.tiling_structs import TCubeTiling
 
 globals().update(MATH)
 
-__all__ = ["RmsNormTiling", "rmsnorm", "swiglu", *MATH]
+__all__ = ["Matmul", "RmsNormTiling", "register_matmul", "rmsnorm", "swiglu",
+           *_MATMUL_CONFIG, *MATH]
