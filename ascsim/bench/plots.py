@@ -1,0 +1,93 @@
+"""The report's figures (matplotlib, Agg), returned as PNG bytes."""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402 - the backend must be chosen first
+
+from ascsim.bench.runner import BenchResult  # noqa: E402
+
+PIPES = ("M", "V", "MTE1", "MTE2", "MTE3", "FIX", "S")
+PIPE_LABELS = {"S": "Scalar", "V": "Vector", "M": "Cube", "MTE1": "MTE1", "MTE2": "MTE2",
+               "MTE3": "MTE3", "FIX": "FixPipe"}
+PIPE_COLORS = {"M": "#d62728", "V": "#1f77b4", "MTE1": "#9467bd", "MTE2": "#2ca02c",
+               "MTE3": "#ff7f0e", "FIX": "#8c564b", "S": "#7f7f7f"}
+
+
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="png", dpi=90)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _grouped(ax, result: BenchResult, value, ylabel: str) -> None:
+    """Bars per case, one colour per variant (missing values leave a gap)."""
+    ids = [c.case_id for c in result.task.cases]
+    width = 0.8 / len(result.variants)
+    for j, v in enumerate(result.variants):
+        xs, ys = [], []
+        for i, cid in enumerate(ids):
+            y = value(result.run(cid, v))
+            if y is not None:
+                xs.append(i + (j - (len(result.variants) - 1) / 2) * width)
+                ys.append(y)
+        ax.bar(xs, ys, width=width, label=v)
+    ax.set_xticks(range(len(ids)), [str(i) for i in ids])
+    ax.set_xlabel("case")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def speedup_plot(result: BenchResult) -> bytes:
+    fig, ax = plt.subplots(figsize=(11, 3.6))
+    _grouped(ax, result, lambda r: r.speedup if r.status == "pass" else None,
+             "speedup  T_base / T_cand")
+    ax.axhline(1.0, color="black", lw=0.8)
+    ax.set_title(f"{result.task.name} on {result.soc}: speedup per case (passing cases)")
+    return _png(fig)
+
+
+def time_plot(result: BenchResult) -> bytes:
+    fig, ax = plt.subplots(figsize=(11, 3.6))
+    _grouped(ax, result, lambda r: None if r.timing is None else r.timing.device_time_us,
+             "device time (µs)")
+    bases = [result.run(c.case_id, result.variants[0]).t_base_us for c in result.task.cases]
+    if any(b is not None for b in bases):
+        ax.plot(range(len(bases)), [b if b is not None else float("nan") for b in bases], "k_",
+                markersize=14, label="baseline")
+        ax.legend(fontsize=8)
+    ax.set_yscale("log")
+    ax.set_title("time per case per variant (simulated device time; log scale)")
+    return _png(fig)
+
+
+def pipe_plot(result: BenchResult, variant: str) -> bytes:
+    """Stacked per-pipe busy time per case for one variant (summed over its kernels)."""
+    fig, ax = plt.subplots(figsize=(11, 3.6))
+    ids = [c.case_id for c in result.task.cases]
+    busy = []
+    for cid in ids:
+        run = result.run(cid, variant)
+        busy.append({} if run.timing is None else run.timing.pipe_busy_us())
+    bottom = [0.0] * len(ids)
+    for pipe in PIPES:
+        vals = [b.get(pipe, 0.0) for b in busy]
+        if any(vals):
+            ax.bar(range(len(ids)), vals, bottom=bottom, label=PIPE_LABELS[pipe],
+                   color=PIPE_COLORS[pipe])
+            bottom = [x + y for x, y in zip(bottom, vals)]
+    ax.set_xticks(range(len(ids)), [str(i) for i in ids])
+    ax.set_xlabel("case")
+    ax.set_ylabel("busy time (µs)")
+    ax.set_title(f"per-pipe busy time, variant '{variant}' (busiest core per pipe, summed "
+                 "over kernels; pipes overlap in time)")
+    ax.legend(fontsize=8, ncol=4)
+    ax.grid(axis="y", alpha=0.3)
+    return _png(fig)

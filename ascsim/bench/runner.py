@@ -1,0 +1,246 @@
+"""Run an operator over a bench task: every case × variant, precision, HAP and score.
+
+Calling convention (what ``run_bench`` expects of ``operator_fn``)::
+
+    out, info = operator_fn(*inputs, **attrs, variant=v, soc=soc, return_report=True)
+
+- ``inputs``: torch CPU tensors in the task's input order and dtypes (fresh copies per call);
+- ``attrs``: the case's attrs as keywords (conv: ``strides``, ``pads``, ``dilations`` lists;
+  matmul_leaky_relu: ``alpha``);
+- ``variant``: ``"semi" | "fused" | "unfused" | "auto"``; ``soc``: a SoC name such as
+  ``"Ascend950PR_9579"``;
+- ``out``: a contiguous ``torch.Tensor`` of the case's output dtype and shape;
+- ``info``: see :mod:`ascsim.bench.opinfo` — ``device_time_us`` summed over the call's kernels,
+  the per-kernel ``KernelReport``s (per-pipe busy time, bytes moved), ``cross_core_handoffs``
+  and ``workspace_bytes``.
+
+An exception from the call, or a return value that breaks this convention (wrong type, dtype,
+shape, a non-contiguous tensor, malformed info), is a runtime/interface failure of that case
+(it loses the w_c share); a wrong value is a precision failure (it loses w_f and w_p).
+The candidate time T_cand is ``info.device_time_us``. The baseline is the task's published
+number, or — for a task whose baseline is a variant — that variant's time on the same case in
+the same run (the baseline variant is then always run, first).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import torch
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from ascsim.bench.opinfo import InterfaceError, OpTiming, normalize_info
+from ascsim.bench.precision import PrecisionResult, check_precision
+from ascsim.bench.references import TORCH_DTYPES, References, make_references
+from ascsim.bench.score import CaseOutcome, ScoreSummary, hap, speedup, summarize, t_hw
+from ascsim.bench.tasks import Case, Task
+
+VARIANTS = ("semi", "fused", "unfused", "auto")
+STATUSES = ("pass", "precision_fail", "runtime_fail")
+
+
+@dataclass(frozen=True)
+class CaseRun:
+    """One case under one variant."""
+
+    case_id: int
+    variant: str
+    status: str                       # one of STATUSES
+    error: str | None                 # for runtime_fail: what broke
+    precision: PrecisionResult | None
+    timing: OpTiming | None
+    t_base_us: float | None
+    t_hw_us: float | None
+    hap: float | None                 # None when not formed (failed case or invalid anchors)
+    speedup: float | None
+    wall_s: float                     # host wall time of the simulated call
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"status {self.status!r} not in {STATUSES}")
+        if (self.status == "runtime_fail") != (self.error is not None):
+            raise ValueError("an error message goes with runtime_fail and only with it")
+
+    @property
+    def outcome(self) -> CaseOutcome:
+        return CaseOutcome(ran=self.status != "runtime_fail", passed=self.status == "pass",
+                           hap=self.hap, speedup=self.speedup)
+
+    def to_json(self) -> dict:
+        return {"case_id": self.case_id, "variant": self.variant, "status": self.status,
+                "error": self.error,
+                "precision": None if self.precision is None else self.precision.to_json(),
+                "timing": None if self.timing is None else self.timing.to_json(),
+                "t_base_us": self.t_base_us, "t_hw_us": self.t_hw_us, "hap": self.hap,
+                "speedup": self.speedup, "wall_s": self.wall_s}
+
+
+@dataclass(frozen=True)
+class VariantSummary:
+    variant: str
+    summary: ScoreSummary
+    total_device_us: float
+    wall_s: float
+
+    def to_json(self) -> dict:
+        return {"variant": self.variant, **self.summary.to_json(),
+                "total_device_us": self.total_device_us, "wall_s": self.wall_s}
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """Everything a bench run measured; reports are rendered from this alone."""
+
+    task: Task
+    soc: str
+    variants: tuple[str, ...]
+    runs: tuple[CaseRun, ...]
+    summaries: tuple[VariantSummary, ...]
+    baseline_note: str
+    wall_s: float
+
+    def run(self, case_id: int, variant: str) -> CaseRun:
+        for r in self.runs:
+            if r.case_id == case_id and r.variant == variant:
+                return r
+        raise KeyError((case_id, variant))
+
+    def summary(self, variant: str) -> VariantSummary:
+        for s in self.summaries:
+            if s.variant == variant:
+                return s
+        raise KeyError(variant)
+
+    def best_variant(self) -> str:
+        return max(self.summaries, key=lambda s: s.summary.score).variant
+
+    def to_json(self) -> dict:
+        return {"task": self.task.to_json(), "soc": self.soc, "variants": list(self.variants),
+                "baseline_note": self.baseline_note, "wall_s": self.wall_s,
+                "cases": [c.to_json() for c in self.task.cases],
+                "summaries": [s.to_json() for s in self.summaries],
+                "runs": [r.to_json() for r in self.runs]}
+
+
+def check_output(out: object, case: Case) -> torch.Tensor:
+    """The structural checks: a contiguous torch tensor of the right dtype and shape."""
+    if not isinstance(out, torch.Tensor):
+        raise InterfaceError(f"output is a {type(out).__name__}, not a torch.Tensor")
+    want = TORCH_DTYPES[case.output_dtype]
+    if out.dtype != want:
+        raise InterfaceError(f"output dtype {out.dtype} but the case needs {want}")
+    if tuple(out.shape) != case.output_shape:
+        raise InterfaceError(f"output shape {list(out.shape)} but the case needs "
+                             f"{list(case.output_shape)}")
+    if not out.is_contiguous():
+        raise InterfaceError("output is not contiguous")
+    return out
+
+
+def _call(operator_fn: Callable, refs: References, variant: str, soc: str):
+    inputs = tuple(t.clone() for t in refs.inputs)
+    result = operator_fn(*inputs, **refs.case.kwargs(), variant=variant, soc=soc,
+                         return_report=True)
+    if not isinstance(result, tuple) or len(result) != 2:
+        raise InterfaceError("with return_report=True the operator must return (output, info)")
+    out, info = result
+    return check_output(out, refs.case), normalize_info(info)
+
+
+def run_case(operator_fn: Callable, refs: References, variant: str, soc: str,
+             t_base_us: float | None) -> CaseRun:
+    """One case under one variant (t_base_us None: no baseline, so no HAP)."""
+    case = refs.case
+    t0 = time.perf_counter()
+    try:
+        out, timing = _call(operator_fn, refs, variant, soc)
+    except Exception as exc:  # noqa: BLE001 - any failure of the operator is the case's result
+        return CaseRun(case.case_id, variant, "runtime_fail", f"{type(exc).__name__}: {exc}",
+                       None, None, t_base_us, None, None, None, time.perf_counter() - t0)
+    wall = time.perf_counter() - t0
+    prec = check_precision(out, refs.golden, case.output_dtype, truth=refs.truth,
+                           reference=refs.same_precision)
+    thw = None if t_base_us is None else t_hw(t_base_us)
+    h = None if t_base_us is None else hap(t_base_us, timing.device_time_us, thw)
+    s = None if t_base_us is None else speedup(t_base_us, timing.device_time_us)
+    return CaseRun(case.case_id, variant, "pass" if prec.passed else "precision_fail", None,
+                   prec, timing, t_base_us, thw, h, s, wall)
+
+
+def _variant_order(task: Task, variants: Sequence[str]) -> tuple[str, ...]:
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown or not variants:
+        raise ValueError(f"unknown variants {unknown}; choose from {VARIANTS}")
+    order = tuple(dict.fromkeys(variants))
+    if task.baseline_variant is not None and task.baseline_variant not in order:
+        order = (task.baseline_variant, *order)
+    elif task.baseline_variant is not None:  # timed first: the others need its time
+        order = (task.baseline_variant, *(v for v in order if v != task.baseline_variant))
+    return order
+
+
+def _baseline_note(task: Task, soc: str) -> str:
+    if task.baseline_source == "variant":
+        return (f"baseline: this operator's '{task.baseline_variant}' variant, simulated on "
+                f"{soc} in the same run")
+    return (f"baseline: published {task.baseline_hardware} times (torch golden path, "
+            f"device-event timed); candidate: simulated device time on {soc}")
+
+
+def run_bench(task: Task, operator_fn: Callable, variants: Sequence[str], soc: str,
+              progress: bool = True, console: Console | None = None) -> BenchResult:
+    """Run every case of ``task`` under every variant; see the module docstring."""
+    from ascsim.bench.report import results_table
+
+    order = _variant_order(task, variants)
+    console = console or Console()
+    runs: list[CaseRun] = []
+    t_start = time.perf_counter()
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                  MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+                  console=console, disable=not progress, transient=False) as bar:
+        job = bar.add_task(task.name, total=len(task.cases) * len(order))
+        for case in task.cases:
+            bar.update(job, description=f"{task.name} case {case.case_id}: references")
+            refs = make_references(task, case)
+            t_base = case.baseline_us
+            for v in order:
+                bar.update(job, description=f"{task.name} case {case.case_id}: {v}")
+                run = run_case(operator_fn, refs, v, soc, t_base)
+                if v == task.baseline_variant:
+                    t_base = run.timing.device_time_us if run.status == "pass" else None
+                    run = _rebase(run, t_base)
+                runs.append(run)
+                bar.advance(job)
+    summaries = tuple(_summarize(v, [r for r in runs if r.variant == v]) for v in order)
+    result = BenchResult(task, soc, order, tuple(runs), summaries, _baseline_note(task, soc),
+                         time.perf_counter() - t_start)
+    if progress:
+        console.print(results_table(result))
+    return result
+
+
+def _rebase(run: CaseRun, t_base: float | None) -> CaseRun:
+    """The baseline variant's own run, scored against itself (HAP 0.5 by construction)."""
+    if t_base is None:
+        return run
+    thw = t_hw(t_base)
+    return CaseRun(run.case_id, run.variant, run.status, run.error, run.precision, run.timing,
+                   t_base, thw, hap(t_base, t_base, thw), 1.0, run.wall_s)
+
+
+def _summarize(variant: str, runs: list[CaseRun]) -> VariantSummary:
+    return VariantSummary(variant, summarize([r.outcome for r in runs]),
+                          sum(r.timing.device_time_us for r in runs if r.timing is not None),
+                          sum(r.wall_s for r in runs))
