@@ -1,0 +1,60 @@
+"""The benchmark scripts run end to end in their quick modes (this checks they work, not timing)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from ascsim import context
+from ascsim.hw import DEFAULT_SOC
+from ascsim.session import SESSION
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"ascsim_benchmarks_{name}",
+                                                  BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(autouse=True)
+def restore_soc():
+    yield
+    SESSION.clear()
+    context.request_soc(DEFAULT_SOC)
+
+
+def test_sim_speed_quick(capsys):
+    assert _load("sim_speed").main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    ratios = re.findall(r"^(add|swiglu) fp32 .*?(\d+)x$", out, flags=re.M)
+    assert [kind for kind, _ in ratios] == ["add", "swiglu"]
+    assert all(int(r) > 0 for _, r in ratios)
+
+
+def test_calibration_quick(capsys):
+    calibration = _load("calibration")
+    assert calibration.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    # One SwiGLU and one RMSNorm point, each with its simulated and published time.
+    points = re.findall(r"^\(2, 64, 256\)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([+-]\d+)%", out,
+                        flags=re.M)
+    assert len(points) == 2
+    published = sorted(float(p[2]) for p in points)
+    assert published == [3.56, 4.22]
+    assert all(int(cores) == 40 or int(cores) == 32 for cores, *_ in points)
+    assert "Scalar" in out and "worst" in out
+
+
+def test_calibration_error_is_relative_to_published():
+    calibration = _load("calibration")
+    assert calibration.error(5.0, 4.0) == pytest.approx(0.25)
+    assert calibration.error(3.0, 4.0) == pytest.approx(-0.25)
