@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ascsim.asc.adv.composite import sequence_cycles
 from ascsim.asc.basic._exec import count_repeats, execute
 from ascsim.asc.basic.vector import compute_dtype
-from ascsim.asc.adv.composite import sequence_cycles
 from ascsim.asc.context import user_location
 from ascsim.asc.struct import Struct
 from ascsim.sim.errors import KernelError
