@@ -17,6 +17,8 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                    help="raise at the first finding (also ASCSIM_STRICT=1)")
     p.add_argument("--quiet", action="store_true", help="print no report")
     p.add_argument("--no-cores", action="store_true", help="omit the per-core table")
+    p.add_argument("--profile", action="store_true",
+                   help="print per-pipe time, bound, bytes per path and throughput vs peak")
 
 
 def _add_script(p: argparse.ArgumentParser) -> None:
@@ -88,6 +90,10 @@ def _run(ns, console: Console) -> int:
     if ns.trace:
         n = write_trace(ns.trace, SESSION.launches, reports)
         console.print(f"trace: {ns.trace} ({n} events) — open it in https://ui.perfetto.dev "
+        if ns.profile:
+            from ascsim.display import print_profiles
+
+            print_profiles(reports, console)
                       "or chrome://tracing")
     if ns.json:
         with open(ns.json, "w") as fh:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from ascsim.sim.report import PIPE_LABELS, KernelReport
 
@@ -62,6 +63,77 @@ def print_reports(reports, console: Console | None = None, cores: bool = True) -
         if cores:
             console.print(core_table(report))
         print_findings(report, console)
+
+
+def _si(value: float, unit: str) -> str:
+    """``value`` with a k/M/G/T prefix, e.g. 1.2e12 FLOP/s -> "1.20 TFLOP/s"."""
+    for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= scale:
+            return f"{value / scale:.2f} {prefix}{unit}"
+    return f"{value:.2f} {unit}"
+
+
+def profile_tables(report: KernelReport) -> list:
+    """msprof-pipeline-detail-style tables of ``report.profile`` (empty if it has none)."""
+    prof = report.profile
+    if prof is None:
+        return []
+    header = Text.assemble(
+        (f"profile of {report.kernel} on {report.soc}", "bold"),
+        f": total {prof.total_us:.2f} µs = {prof.launch_overhead_us:.2f} launch + "
+        f"{prof.span_us:.2f} on the cores ({prof.aic_used} AIC, {prof.aiv_used} AIV); bound: ",
+        (prof.bound, "bold"))
+    pipes = Table(title="pipe utilisation (share of the time on the cores)",
+                  title_justify="left", show_edge=False)
+    for col in ("pipe", "busiest core µs", "share", "mean µs", "share", "cores"):
+        pipes.add_column(col, justify="left" if col == "pipe" else "right")
+    for p in prof.pipes:
+        pipes.add_row(p.label, f"{p.max_us:.3f}", f"{p.max_share:.0%}", f"{p.mean_us:.3f}",
+                      f"{p.mean_share:.0%}", str(p.cores))
+
+    paths = Table(title="bytes moved per path", title_justify="left", show_edge=False)
+    for col in ("path", "bytes", "MiB"):
+        paths.add_column(col, justify="left" if col == "path" else "right")
+    for path, n in prof.bytes_by_path.items():
+        paths.add_row(path, f"{n:,}", f"{n / 2**20:.3f}")
+
+    rates = Table(title="throughput vs the SoC's peak (over the time on the cores)",
+                  title_justify="left", show_edge=False)
+    for col in ("unit", "achieved", "peak", "% of peak"):
+        rates.add_column(col, justify="left" if col == "unit" else "right")
+    rates.add_row("GM bandwidth", _si(prof.gm_bandwidth_bytes_per_s, "B/s"),
+                  _si(prof.gm_peak_bytes_per_s, "B/s"), f"{prof.gm_util:.1%}")
+    if prof.cube_flops or prof.aic_used:
+        rates.add_row(f"Cube ({prof.cube_dtype})", _si(prof.cube_flops_per_s, "FLOP/s"),
+                      _si(prof.cube_peak_flops_per_s, "FLOP/s"), f"{prof.cube_util:.1%}")
+    if prof.vector_bytes or prof.aiv_used:
+        rates.add_row("Vector (bytes processed)", _si(prof.vector_bytes_per_s, "B/s"),
+                      _si(prof.vector_peak_bytes_per_s, "B/s"), f"{prof.vector_util:.1%}")
+    out = [header, pipes, paths, rates]
+    roof = prof.roofline
+    if roof is not None:
+        work = "FLOP" if roof.unit == "FLOP" else "vector B"
+        point = Table(title="roofline point", title_justify="left", show_edge=False)
+        point.add_column("quantity")
+        point.add_column("value", justify="right")
+        point.add_row(f"intensity ({work} per GM byte)", f"{roof.intensity:.3g}")
+        point.add_row("ridge (compute roof / GM roof)", f"{roof.ridge:.3g}")
+        point.add_row("side of the ridge", roof.regime)
+        point.add_row(f"achieved ({work}/s)", _si(roof.achieved_per_s, f"{roof.unit}/s"))
+        point.add_row("attainable at this intensity",
+                      _si(roof.attainable_per_s, f"{roof.unit}/s"))
+        point.add_row("achieved / attainable", f"{roof.achieved_per_s / roof.attainable_per_s:.1%}")
+        out.append(point)
+    return out
+
+
+def print_profiles(reports, console: Console | None = None) -> None:
+    """Print the profile tables of every report (``ascsim run --profile``)."""
+    console = console or Console(stderr=False)
+    for report in reports:
+        for table in profile_tables(report):
+            console.print()
+            console.print(table)
 
 
 def print_findings(report: KernelReport, console: Console) -> None:

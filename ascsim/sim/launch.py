@@ -15,6 +15,7 @@ from ascsim.hw import SocSpec
 from ascsim.sim.core import PIPES, Core
 from ascsim.sim.findings import FindingLog
 from ascsim.sim.memory import DeviceMemory
+from ascsim.sim.profile import build_profile
 from ascsim.sim.report import CoreReport, KernelReport
 from ascsim.sim.scheduler import Scheduler
 
@@ -60,6 +61,17 @@ class Launch:
         self.kind = config.kind
         # Anything the front-end wants to keep per launch (cross-core flags, matmul servers...).
         self.shared: dict = {}
+        # Cross-core hand-offs for the trace: (src core id, src pipe, t_set, dst core id,
+        # dst pipe, t_wait, loc), times in cycles. See :meth:`record_cross_edge`.
+        self.cross_edges: list[tuple] = []
+
+    def record_cross_edge(self, src_core, src_pipe: str, t_set: float, dst_core, dst_pipe: str,
+                          t_wait: float, loc=None) -> None:
+        """Record that ``dst_core``'s ``dst_pipe`` waited until ``t_wait`` (cycles) for what
+        ``src_core``'s ``src_pipe`` signalled at ``t_set``; cores are Core objects or ids."""
+        self.cross_edges.append((getattr(src_core, "core_id", src_core), src_pipe, float(t_set),
+                                 getattr(dst_core, "core_id", dst_core), dst_pipe, float(t_wait),
+                                 loc))
 
     def blocks_per_wave(self) -> int:
         soc = self.soc
@@ -118,4 +130,5 @@ class Launch:
             kernel=self.config.kernel, soc=soc.name, kernel_type=self.kind,
             block_num=self.config.block_num,
             device_time_us=soc.cycles_to_us(end) + overhead, launch_overhead_us=overhead,
-            cores=core_reports, findings=list(self.findings), bytes_moved=bytes_moved)
+            cores=core_reports, findings=list(self.findings), bytes_moved=bytes_moved,
+            profile=build_profile(self))
