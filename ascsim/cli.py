@@ -1,4 +1,4 @@
-"""The ``ascsim`` command: run | check | info | demo."""
+"""The ``ascsim`` command: run | check | info | demo | bench."""
 
 from __future__ import annotations
 
@@ -59,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     info = sub.add_parser("info", help="list the simulated SoCs, or show one")
     info.add_argument("soc", nargs="?")
     sub.add_parser("demo", help="run the bundled examples and show what ascsim reports")
+    from ascsim.bench.cli import add_parser as add_bench_parser
+
+    add_bench_parser(sub)
     return parser
 
 
@@ -141,11 +144,18 @@ def _demo(ns, console: Console) -> int:
     return run_demo(console)
 
 
+def _bench(ns, console: Console) -> int:
+    from ascsim.bench.cli import run as run_bench_cli
+
+    return run_bench_cli(ns, console)
+
+
 def main(argv: list[str] | None = None) -> int:
     ns = build_parser().parse_args(argv)
     # Tables are wider than a pipe's default 80 columns; keep them readable in logs too.
     console = Console(width=None if sys.stdout.isatty() else 110)
-    handlers = {"run": _run, "check": _run, "info": _info, "demo": _demo}
+    handlers = {"run": _run, "check": _run, "info": _info, "demo": _demo,
+                "bench": _bench}
     return handlers[ns.command](ns, console)
 
 

@@ -8,6 +8,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402 - the backend must be chosen first
+from matplotlib.ticker import ScalarFormatter  # noqa: E402
 
 from ascsim.bench.runner import BenchResult  # noqa: E402
 
@@ -64,6 +65,8 @@ def time_plot(result: BenchResult) -> bytes:
                 markersize=14, label="baseline")
         ax.legend(fontsize=8)
     ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(ScalarFormatter())
+    ax.yaxis.set_minor_formatter(ScalarFormatter())
     ax.set_title("time per case per variant (simulated device time; log scale)")
     return _png(fig)
 

@@ -17,6 +17,7 @@ from rich.table import Table
 from ascsim.bench.plots import PIPE_LABELS, pipe_plot, speedup_plot, time_plot
 from ascsim.bench.runner import BenchResult, CaseRun
 
+SHORT_DTYPE = {"float16": "fp16", "float32": "fp32", "bfloat16": "bf16"}
 STATUS_TEXT = {"pass": "pass", "precision_fail": "PRECISION FAIL", "runtime_fail": "RUNTIME FAIL"}
 
 
@@ -84,16 +85,16 @@ def explain_case(result: BenchResult, case_id: int) -> list[str]:
 # --- terminal --------------------------------------------------------------------------------
 
 def results_table(result: BenchResult) -> Table:
-    table = Table(title=f"{result.task.name} on {result.soc} — {result.baseline_note}",
+    table = Table(title=f"{result.task.name} on {result.soc}", caption=result.baseline_note,
                   show_edge=False)
-    table.add_column("case", justify="right")
-    table.add_column("dtype")
-    table.add_column("base µs", justify="right")
+    table.add_column("case", justify="right", no_wrap=True)
+    table.add_column("dtype", no_wrap=True)
+    table.add_column("base µs", justify="right", no_wrap=True)
     for v in result.variants:
-        table.add_column(f"{v} µs", justify="right")
-        table.add_column("×", justify="right")
+        table.add_column(f"{v} µs", justify="right", no_wrap=True)
+        table.add_column("×", justify="right", no_wrap=True)
     for case in result.task.cases:
-        row = [str(case.case_id), case.dtype,
+        row = [str(case.case_id), SHORT_DTYPE[case.dtype],
                _f(result.run(case.case_id, result.variants[0]).t_base_us)]
         for v in result.variants:
             r = result.run(case.case_id, v)
@@ -103,10 +104,10 @@ def results_table(result: BenchResult) -> Table:
             row += [time_cell, _f(r.speedup) if r.status == "pass" else "—"]
         table.add_row(*row)
     table.add_section()
-    row = ["score", "", ""]
+    row = ["score", "", "mean ×"]
     for v in result.variants:
         s = result.summary(v).summary
-        row += [f"[bold]{s.score:.2f}[/]", f"{_f(s.mean_speedup)} avg"]
+        row += [f"[bold]{s.score:.2f}[/]", _f(s.mean_speedup)]
     table.add_row(*row)
     return table
 

@@ -201,8 +201,6 @@ def _baseline_note(task: Task, soc: str) -> str:
 def run_bench(task: Task, operator_fn: Callable, variants: Sequence[str], soc: str,
               progress: bool = True, console: Console | None = None) -> BenchResult:
     """Run every case of ``task`` under every variant; see the module docstring."""
-    from ascsim.bench.report import results_table
-
     order = _variant_order(task, variants)
     console = console or Console()
     runs: list[CaseRun] = []
@@ -227,6 +225,8 @@ def run_bench(task: Task, operator_fn: Callable, variants: Sequence[str], soc: s
     result = BenchResult(task, soc, order, tuple(runs), summaries, _baseline_note(task, soc),
                          time.perf_counter() - t_start)
     if progress:
+        from ascsim.bench.report import results_table  # matplotlib loads only for reports
+
         console.print(results_table(result))
     return result
 
