@@ -144,7 +144,9 @@ def run_launch(name: str, body, args: dict, constexpr: set, block_num: int, kind
     config = LaunchConfig(kernel=name, soc=soc, block_num=block_num, kind=kind,
                           strict=SESSION.strict)
     launch = Launch(config, memory)
-    launch.observers.extend(factory(launch) for factory in SESSION.observer_factories)
+    # A factory may return None (e.g. the kernel checks when SESSION.checks is off).
+    launch.observers.extend(o for o in (f(launch) for f in SESSION.observer_factories)
+                            if o is not None)
 
     def per_core(core):
         kw = dict(converted)

@@ -1,12 +1,19 @@
 """Parameter structs of the basic API (pyasc-api §3.7), validated on construction.
 
 Field ranges follow the hardware encodings (e.g. ``DataCopyParams`` fields are uint16, block
-lengths and strides count 32-byte blocks), so a bad value fails where it is written.
+lengths and strides count 32-byte blocks). A value out of range is a ``param-range`` finding
+inside a kernel (the field then holds what the hardware field would) and a ValueError naming the
+line outside one.
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, fields
+
+from ascsim.sim.errors import KernelError
+from ascsim.sim.scheduler import current_core, in_kernel
+from ascsim.sim.source import user_location
 
 U8 = (0, 255)
 U16 = (0, 65535)
@@ -21,7 +28,38 @@ def _check_ranges(obj, limits: dict[str, tuple[int, int]]) -> None:
             continue
         lo, hi = lo_hi
         if not lo <= value <= hi:
-            raise ValueError(f"{type(obj).__name__}.{f.name} = {value} is outside [{lo}, {hi}]")
+            _out_of_range(obj, f.name, value, lo, hi)
+
+
+def _constructor_caller():
+    """The user line that built the struct: the frame above the dataclass ``__init__`` (whose
+    code lives in "<string>", which ``user_location`` would take for user code)."""
+    frame, depth = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename != "<string>":
+        frame, depth = frame.f_back, depth + 1
+    return user_location(depth + 2) if frame is not None else user_location(2)
+
+
+class ParamRangeError(KernelError, ValueError):
+    """A parameter struct built outside a kernel with a field out of its hardware range."""
+
+
+def _out_of_range(obj, name: str, value: int, lo: int, hi: int) -> None:
+    """Inside a kernel: a ``param-range`` finding, and the field keeps what the hardware field
+    would hold (C++ truncates to an unsigned field's width, e.g. 70000 -> 4464 in a uint16).
+    Outside a kernel: a ValueError naming the line."""
+    loc = _constructor_caller()
+    message = f"{type(obj).__name__}.{name} = {value} is outside [{lo}, {hi}]"
+    if not in_kernel():
+        raise ParamRangeError(message, loc)
+    storage_width = lo == 0 and hi & (hi + 1) == 0
+    kept = value & hi if storage_width else min(max(value, lo), hi)
+    core = current_core()
+    core.launch.findings.report(
+        "param-range", f"{message}; the hardware field holds {kept}", loc,
+        hint=f"keep {name} within [{lo}, {hi}]: split the transfer into several calls",
+        core=core.core_id, field=name, value=value)
+    object.__setattr__(obj, name, kept)
 
 
 @dataclass(frozen=True)

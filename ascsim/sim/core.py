@@ -131,9 +131,9 @@ class Core:
         if pending:
             self.launch.findings.report(
                 "flag-misuse", f"set_flag({src}_{dst}, {event_id}) while the flag is already set "
-                "and not yet waited for", loc,
-                hint="pair every set_flag with one wait_flag before setting the same event id again",
-                core=self.core_id)
+                "and not yet waited for", (pending[-1][1], loc),
+                hint="pair every set_flag with one wait_flag before setting the same event id "
+                "again", core=self.core_id)
         pending.append((self.pipe_ready(src), loc))
         for observer in self.launch.observers:
             observer.on_set_flag(self, src, dst, event_id, loc)

@@ -1,0 +1,89 @@
+"""The kernel checks that run inside every simulation (issue 4), as one launch observer.
+
+:func:`default_observers` is registered in :data:`ascsim.session.SESSION.observer_factories`;
+``SESSION.checks = False`` turns the dynamic checks off (benchmarks measure their cost that way).
+Checks done where the state lives (GM bounds, local overflow, copy alignment, queue misuse,
+flag misuse, deadlock) report through ``launch.findings`` directly; this package adds the ones
+that need the whole instruction stream: races within and across cores (:mod:`.races` over the
+vector clocks of :mod:`.clocks`, with edges from :mod:`.queues` and :mod:`.crosscore`),
+uninitialised reads (:mod:`.uninit`), operand alignment (:mod:`.alignment`) and tensors still
+held at kernel end (:mod:`.queues`). The catalogue with example messages is docs/checks.md.
+"""
+
+from __future__ import annotations
+
+from ascsim.sim.checks.alignment import AlignmentCheck
+from ascsim.sim.checks.clocks import PIPE_INDEX, CoreClocks
+from ascsim.sim.checks.crosscore import CrossCoreSync
+from ascsim.sim.checks.queues import QueueCheck
+from ascsim.sim.checks.races import RaceCheck
+from ascsim.sim.checks.uninit import UninitCheck
+
+
+class KernelChecks:
+    """One observer running every dynamic check of a launch."""
+
+    def __init__(self, launch):
+        self.launch = launch
+        self.clocks: dict[int, CoreClocks] = {}
+        self.races = RaceCheck(launch, self.clocks_of, self.describe_space)
+        self.queues = QueueCheck(launch, self.clocks_of)
+        self.uninit = UninitCheck(launch, self.describe_space)
+        self.alignment = AlignmentCheck(launch)
+        self.cross = CrossCoreSync(self.clocks_of)
+        # Cross-core hooks are plain delegations.
+        self.on_cross_core_set = self.cross.on_cross_core_set
+        self.on_cross_core_release = self.cross.on_cross_core_release
+        self.on_cross_core_wait = self.cross.on_cross_core_wait
+        self.on_cross_core_edge = self.cross.on_cross_core_edge
+
+    def clocks_of(self, core_id: int) -> CoreClocks:
+        clocks = self.clocks.get(core_id)
+        if clocks is None:
+            clocks = self.clocks[core_id] = CoreClocks(core_id)
+        return clocks
+
+    def describe_space(self, space) -> str:
+        if space[0] == "GM":
+            buffers = self.launch.memory.buffers
+            name = buffers[space[1]].name if space[1] < len(buffers) else space[1]
+            return f"GM '{name}'"
+        return f"{space[1]} of core {space[0]}"
+
+    # ------------------------------------------------------------------ observer protocol
+    def on_instr(self, core, instr) -> None:
+        pipe = PIPE_INDEX[instr.pipe]
+        count = self.clocks_of(core.core_id).tick(pipe)
+        self.queues.on_instr(core, instr, pipe)
+        self.races.on_instr(core, instr, pipe, count)
+        self.uninit.on_instr(core, instr)
+        self.alignment.on_instr(core, instr)
+
+    def on_set_flag(self, core, src, dst, event_id, loc) -> None:
+        self.clocks_of(core.core_id).set_flag(src, dst, event_id)
+
+    def on_wait_flag(self, core, src, dst, event_id, loc, set_loc=None) -> None:
+        self.clocks_of(core.core_id).wait_flag(src, dst, event_id)
+
+    def on_barrier(self, core, pipe, loc) -> None:
+        self.clocks_of(core.core_id).barrier(pipe)
+
+    def on_queue(self, core, action, queue, slot, loc) -> None:
+        self.queues.on_queue(core, action, queue, slot, loc)
+
+    def on_wave_start(self, launch, cores) -> None:
+        """Blocks of later waves are not ordered after earlier ones: the hardware may run them
+        on any core, so nothing carries over."""
+
+    def on_launch_end(self, launch) -> None:
+        self.queues.on_launch_end(launch)
+
+
+def default_observers(launch):
+    """The factory registered in ``SESSION.observer_factories``; None when checks are off."""
+    from ascsim.session import SESSION
+
+    return KernelChecks(launch) if SESSION.checks else None
+
+
+__all__ = ["KernelChecks", "default_observers"]

@@ -1,0 +1,63 @@
+"""Cross-core happens-before: cross-core flags, ``sync_all`` and explicit hand-offs.
+
+Races between cores are found by :mod:`.races` on the GM access maps (their category is
+``cross-core-race``); this module supplies the edges between cores' clocks (ascend-hw §4.5):
+
+* ``on_cross_core_set(core, flag, mode, pipe, loc)``: the setter's ``pipe`` clock is parked
+  until the flag's round completes (``pipe`` "ALL" parks everything the core issued);
+* ``on_cross_core_release(flag, participants, targets)``: a round completed; the joined clocks
+  of the participants' oldest parked sets go to each target's counter for ``flag``;
+* ``on_cross_core_wait(core, flag, mode, pipe, loc)``: the waiter's ``pipe`` joins the oldest
+  released clock of its counter (``sync_all`` uses flag -1 and pipe "ALL");
+* ``on_cross_core_edge(src_core, src_pipe, dst_core, dst_pipe)``: a direct hand-off (e.g. a
+  Matmul server answering its AIV): what ``src_pipe`` issued so far is ordered before what
+  ``dst_pipe`` issues next.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from ascsim.sim.checks.clocks import PIPE_INDEX, join
+from ascsim.sim.core import PIPES
+
+
+class CrossCoreSync:
+    def __init__(self, clocks_of):
+        self.clocks_of = clocks_of
+        self.parked: dict[tuple[int, int], deque] = {}  # (setter core, flag) -> clocks
+        self.released: dict[tuple[int, int], deque] = {}  # (target core, flag) -> clocks
+
+    def _snapshot(self, core_id: int, pipe: str) -> dict:
+        clocks = self.clocks_of(core_id)
+        if pipe == "ALL":
+            return clocks.snapshot_all()
+        return clocks.snapshot(PIPE_INDEX[pipe])
+
+    def _join(self, core_id: int, pipe: str, clock: dict) -> None:
+        clocks = self.clocks_of(core_id)
+        for p in range(len(PIPES)) if pipe == "ALL" else (PIPE_INDEX[pipe],):
+            clocks.join_into(p, clock)
+
+    def on_cross_core_set(self, core, flag: int, mode, pipe: str, loc) -> None:
+        self.parked.setdefault((core.core_id, flag), deque()).append(
+            self._snapshot(core.core_id, pipe))
+
+    def on_cross_core_release(self, flag: int, participants, targets) -> None:
+        clock: dict = {}
+        for p in participants:
+            parked = self.parked.get((getattr(p, "core_id", p), flag))
+            if parked:
+                join(clock, parked.popleft())
+        for t in targets:
+            self.released.setdefault((getattr(t, "core_id", t), flag), deque()).append(clock)
+
+    def on_cross_core_wait(self, core, flag: int, mode, pipe: str, loc) -> None:
+        released = self.released.get((core.core_id, flag))
+        if released:
+            self._join(core.core_id, pipe, released.popleft())
+
+    def on_cross_core_edge(self, src_core, src_pipe: str, dst_core, dst_pipe: str) -> None:
+        src = getattr(src_core, "core_id", src_core)
+        dst = getattr(dst_core, "core_id", dst_core)
+        self._join(dst, dst_pipe, self._snapshot(src, src_pipe))

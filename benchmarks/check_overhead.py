@@ -1,0 +1,89 @@
+"""What do the kernel checks cost? Simulation wall time with every check on vs all off.
+
+The checks (races, uninitialised reads, alignment, queue state; ascsim.sim.checks) run inside
+every simulation, so their cost must stay a small factor: the acceptance bar is at most 2x on
+the 1024x256x640 matmul+LeakyReLU (examples/matmul_leakyrelu.py). SwiGLU at (2, 1024, 1024)
+(examples/swiglu.py) is measured as well, as a vector-only case. Each time is the median of 3
+runs after one warm-up; the ratio is "checks on / checks off".
+
+    .venv/bin/python benchmarks/check_overhead.py          # full sizes
+    .venv/bin/python benchmarks/check_overhead.py --quick  # small sizes, one repeat (smoke test)
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+
+import torch
+
+from ascsim.demo import load_example
+from ascsim.session import SESSION
+
+SOC = "Ascend910B1"
+LIMIT = 2.0  # acceptance: checks on cost at most twice checks off
+
+
+def _median_seconds(fn: Callable[[], object], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def timed(fn: Callable[[], object], checks: bool, repeats: int) -> tuple[float, int]:
+    """(median seconds, findings of the last run) with the checks on or off."""
+    saved = SESSION.checks
+    SESSION.checks = checks
+    try:
+        SESSION.clear()
+        fn()  # warm-up: imports, jit rewrite, tiling
+        seconds = _median_seconds(fn, repeats)
+        findings = sum(len(r.findings) for r in SESSION.reports)
+    finally:
+        SESSION.checks = saved
+        SESSION.clear()
+    return seconds, findings
+
+
+def cases(quick: bool) -> list[tuple[str, Callable[[], object]]]:
+    matmul = load_example("matmul_leakyrelu")
+    swiglu = load_example("swiglu")
+    m, k, n = (512, 64, 256) if quick else (1024, 256, 640)
+    shape = (2, 64, 64) if quick else (2, 1024, 1024)
+    gate = torch.rand(*shape, dtype=torch.float32) * 4 - 2
+    up = torch.rand(*shape, dtype=torch.float32) * 4 - 2
+    return [
+        (f"matmul+leakyrelu {m}x{k}x{n}", lambda: matmul.run(SOC, m, k, n)),
+        (f"swiglu fp32 {shape}", lambda: swiglu.swiglu(gate, up)),
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, one repeat")
+    ns = parser.parse_args(argv)
+    repeats = 1 if ns.quick else 3
+    from ascsim import context
+
+    context.set_soc(SOC)
+    status = 0
+    print(f"{'case':34} {'checks off s':>12} {'checks on s':>12} {'ratio':>6}")
+    for name, fn in cases(ns.quick):
+        off, _ = timed(fn, False, repeats)
+        on, findings = timed(fn, True, repeats)
+        ratio = on / off
+        print(f"{name:34} {off:12.3f} {on:12.3f} {ratio:6.2f}"
+              + (f"  ({findings} findings!)" if findings else ""))
+        if name.startswith("matmul") and ratio > LIMIT and not ns.quick:
+            status = 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
