@@ -99,16 +99,18 @@ def profile_tables(report: KernelReport) -> list:
 
     rates = Table(title="throughput vs the SoC's peak (over the time on the cores)",
                   title_justify="left", show_edge=False)
-    for col in ("unit", "achieved", "peak", "% of peak"):
+    for col in ("unit", "achieved", "chip peak", "% of peak", "% of cores used"):
         rates.add_column(col, justify="left" if col == "unit" else "right")
     rates.add_row("GM bandwidth", _si(prof.gm_bandwidth_bytes_per_s, "B/s"),
-                  _si(prof.gm_peak_bytes_per_s, "B/s"), f"{prof.gm_util:.1%}")
+                  _si(prof.gm_peak_bytes_per_s, "B/s"), f"{prof.gm_util:.1%}", "-")
     if prof.cube_flops or prof.aic_used:
         rates.add_row(f"Cube ({prof.cube_dtype})", _si(prof.cube_flops_per_s, "FLOP/s"),
-                      _si(prof.cube_peak_flops_per_s, "FLOP/s"), f"{prof.cube_util:.1%}")
+                      _si(prof.cube_peak_flops_per_s, "FLOP/s"), f"{prof.cube_util:.1%}",
+                      f"{prof.cube_util_used:.1%} of {prof.aic_used} AIC")
     if prof.vector_bytes or prof.aiv_used:
         rates.add_row("Vector (bytes processed)", _si(prof.vector_bytes_per_s, "B/s"),
-                      _si(prof.vector_peak_bytes_per_s, "B/s"), f"{prof.vector_util:.1%}")
+                      _si(prof.vector_peak_bytes_per_s, "B/s"), f"{prof.vector_util:.1%}",
+                      f"{prof.vector_util_used:.1%} of {prof.aiv_used} AIV")
     out = [header, pipes, paths, rates]
     roof = prof.roofline
     if roof is not None:

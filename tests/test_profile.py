@@ -15,6 +15,7 @@ import pytest
 
 import ascsim.asc as asc
 from ascsim import context
+from ascsim.asc.values import RuntimeInt
 from ascsim.hw import get_soc
 from ascsim.session import SESSION
 from ascsim.sim.core import PIPES, Instr
@@ -169,17 +170,24 @@ class _FakeCore:
         return self._end
 
 
-@pytest.mark.parametrize("info_form", ["mnk", "flops"])
-def test_cube_flops_and_roofline_from_instruction_info(info_form):
+M_, N_, K_ = 128, 256, 512
+
+
+@pytest.mark.parametrize("info", [
+    ("mmad", M_, N_, K_, "float16"),  # asc.mmad
+    (M_, N_, K_, "float16"),  # the Matmul API
+    {"m": M_, "n": N_, "k": K_, "dtype": "float16"},
+    {"flops": 2 * M_ * N_ * K_, "dtype": "float16"},
+])
+def test_cube_flops_and_roofline_from_instruction_info(info):
     soc = get_soc(SOC)
-    m, n, k = 128, 256, 512
+    m, n, k = M_, N_, K_
     cycles = soc.cube.mmad_cycles(m, n, k, "float16")
-    info = ({"m": m, "n": n, "k": k, "dtype": "float16"} if info_form == "mnk"
-            else {"flops": 2 * m * n * k, "dtype": "float16"})
     mmad = Instr(0, "M", "mmad", 100.0, 100.0 + cycles, 100.0 + cycles, ("k.py", 1), (), (),
                  info)
-    moved = {"GM->L1": (m * k + k * n) * 2, "L1->L0A": m * k * 2, "L1->L0B": k * n * 2,
-             "L0C->GM": m * n * 4}
+    # Kernel-side byte counts can be RuntimeInts, whose "/" truncates like C: must not leak.
+    moved = {"GM->L1": RuntimeInt((m * k + k * n) * 2), "L1->L0A": m * k * 2,
+             "L1->L0B": k * n * 2, "L0C->GM": RuntimeInt(m * n * 4)}
     span = 200.0 + cycles
     core = _FakeCore(0, "AIC", {"M": cycles, "MTE2": 90.0, "S": 40.0}, [mmad], moved, span)
     launch = SimpleNamespace(soc=soc, cores=[core])
@@ -189,9 +197,11 @@ def test_cube_flops_and_roofline_from_instruction_info(info_form):
     assert prof.cube_dtype == "float16"
     assert list(prof.bytes_by_path) == ["GM->L1", "L1->L0A", "L1->L0B", "L0C->GM"]
     assert prof.gm_bytes == moved["GM->L1"] + moved["L0C->GM"]
+    assert all(type(v) is int for v in (*prof.bytes_by_path.values(), prof.gm_bytes))
     # One AIC of the chip ran at the cube rate for (cycles - startup) of the span.
     busy_part = (cycles - soc.cube.startup_cycles) / span
     assert prof.cube_util == pytest.approx(busy_part / soc.aic_count)
+    assert prof.cube_util_used == pytest.approx(busy_part)
     roof = prof.roofline
     assert roof.unit == "FLOP" and roof.intensity == pytest.approx(2 * m * n * k / prof.gm_bytes)
     assert roof.ridge == pytest.approx(prof.cube_peak_flops_per_s / soc.gm_bandwidth_bytes_per_s)

@@ -13,10 +13,12 @@ over the AI Core time):
 - cube FLOP/s against the cube peak and vector bytes/s against the vector peak, and a roofline
   point (:class:`Roofline`).
 
-Cube instructions tell their work through ``Instr.info``: a mapping with ``"flops"`` or with
-``"m"``, ``"n"``, ``"k"`` (then FLOPs = 2·m·n·k), and optionally ``"dtype"`` (input dtype; the
-peak is that of fp16 when absent). Vector instructions may give ``{"bytes": n}``; otherwise the
-bytes they write (their ``writes`` access records) count as the bytes they processed.
+Cube instructions tell their work through ``Instr.info``: a tuple ``(m, n, k, dtype)``, optionally
+led by the op name (``("mmad", m, n, k, dtype)``, as ``asc.mmad`` and the Matmul API record it),
+or a mapping with ``"flops"`` or with ``"m"``, ``"n"``, ``"k"``, and optionally ``"dtype"``.
+FLOPs = 2·m·n·k; dtype is the input dtype (the peak is fp16's when it is absent). Vector
+instructions may give ``{"bytes": n}``; otherwise the bytes they write (their ``writes`` access
+records) count as the bytes they processed.
 """
 
 from __future__ import annotations
@@ -173,6 +175,7 @@ class KernelProfile:
         vector_bytes: bytes processed by vector instructions.
         vector_peak_bytes_per_s: vector peak of the whole chip (AIV x 256 B/cycle x clock).
         aic_used, aiv_used: physical cores of each kind that ran.
+        aic_count, aiv_count: the SoC's cores of each kind (the chip peaks count all of them).
         roofline: the roofline point, or None without GM traffic or work.
     """
 
@@ -192,11 +195,14 @@ class KernelProfile:
     vector_peak_bytes_per_s: float
     aic_used: int
     aiv_used: int
+    aic_count: int
+    aiv_count: int
     roofline: Roofline | None = field(default=None)
 
     def __post_init__(self):
         object.__setattr__(self, "pipes", tuple(self.pipes))
-        object.__setattr__(self, "bytes_by_path", MappingProxyType(dict(self.bytes_by_path)))
+        object.__setattr__(self, "bytes_by_path", MappingProxyType(
+            {str(p): int(n) for p, n in self.bytes_by_path.items()}))
         _require(self.bound in BOUNDS, f"bound must be one of {BOUNDS}, got {self.bound!r}")
         _require(tuple(p.pipe for p in self.pipes) == PIPES, "pipes must list every pipe in order")
         _require(self.span_us >= 0 and self.launch_overhead_us >= 0, "times must be >= 0")
@@ -207,6 +213,8 @@ class KernelProfile:
         _require(self.gm_peak_bytes_per_s > 0 and self.cube_peak_flops_per_s > 0
                  and self.vector_peak_bytes_per_s > 0, "peaks must be positive")
         _require(0.0 <= self.cube_util <= 1.0 + 1e-6, f"cube_util {self.cube_util} outside [0, 1]")
+        _require(0 <= self.aic_used <= self.aic_count and 0 <= self.aiv_used <= self.aiv_count,
+                 "more cores used than the SoC has")
 
     # ------------------------------------------------------------------ derived rates
     def pipe(self, name: str) -> PipeStat:
@@ -233,6 +241,16 @@ class KernelProfile:
     def vector_util(self) -> float:
         return self.vector_bytes_per_s / self.vector_peak_bytes_per_s
 
+    @property
+    def cube_util_used(self) -> float:
+        """Cube utilisation of the AICs that ran (a 1-block kernel can reach 1/AIC of the chip)."""
+        return self.cube_util * self.aic_count / self.aic_used if self.aic_used else 0.0
+
+    @property
+    def vector_util_used(self) -> float:
+        """Vector utilisation of the AIVs that ran."""
+        return self.vector_util * self.aiv_count / self.aiv_used if self.aiv_used else 0.0
+
     def to_json(self) -> dict:
         return {
             "total_us": self.total_us, "launch_overhead_us": self.launch_overhead_us,
@@ -246,8 +264,9 @@ class KernelProfile:
             "cube_peak_flops_per_s": self.cube_peak_flops_per_s, "cube_util": self.cube_util,
             "vector_bytes": self.vector_bytes, "vector_bytes_per_s": self.vector_bytes_per_s,
             "vector_peak_bytes_per_s": self.vector_peak_bytes_per_s,
-            "vector_util": self.vector_util, "aic_used": self.aic_used,
-            "aiv_used": self.aiv_used,
+            "vector_util": self.vector_util, "cube_util_used": self.cube_util_used,
+            "vector_util_used": self.vector_util_used, "aic_used": self.aic_used,
+            "aiv_used": self.aiv_used, "aic_count": self.aic_count, "aiv_count": self.aiv_count,
             "roofline": self.roofline.to_json() if self.roofline else None,
         }
 
@@ -270,9 +289,19 @@ def instr_transfer(instr) -> tuple[str, int] | None:
     return None
 
 
+def _is_int(value) -> bool:
+    return isinstance(value, int) or (hasattr(value, "__index__") and not isinstance(value, str))
+
+
 def instr_flops(instr) -> tuple[float, str]:
     """(FLOPs, input dtype) of a cube instruction, from its ``info`` (see the module doc)."""
     info = instr.info
+    if isinstance(info, tuple):
+        items = info[1:] if info and isinstance(info[0], str) else info
+        if len(items) >= 3 and all(_is_int(v) for v in items[:3]):
+            dtype = dtype_key(items[3]) if len(items) > 3 else DEFAULT_CUBE_DTYPE
+            return 2.0 * int(items[0]) * int(items[1]) * int(items[2]), dtype
+        return 0.0, DEFAULT_CUBE_DTYPE
     if not isinstance(info, Mapping):
         return 0.0, DEFAULT_CUBE_DTYPE
     dtype = dtype_key(info["dtype"]) if info.get("dtype") is not None else DEFAULT_CUBE_DTYPE
@@ -288,7 +317,7 @@ def instr_vector_bytes(instr) -> int:
     info = instr.info
     if isinstance(info, Mapping) and "bytes" in info:
         return int(info["bytes"])
-    return sum(hi - lo for _, lo, hi in instr.writes)
+    return sum(int(hi) - int(lo) for _, lo, hi in instr.writes)
 
 
 def cube_peak_flops_per_s(soc, dtype: str) -> float:
@@ -372,7 +401,8 @@ def build_profile(launch) -> KernelProfile:
     moved: dict[str, int] = {}
     for core in cores:
         for path, n in core.bytes_moved.items():
-            moved[path] = moved.get(path, 0) + n
+            # int(): counts may be kernel-side RuntimeInts, whose "/" divides like C.
+            moved[path] = moved.get(path, 0) + int(n)
     moved = _ordered_paths(moved)
     gm_bytes = sum(n for p, n in moved.items() if _touches_gm(p))
 
@@ -411,4 +441,5 @@ def build_profile(launch) -> KernelProfile:
         cube_dtype=cube_dtype, cube_peak_flops_per_s=cube_peak, cube_util=min(cube_util, 1.0),
         vector_bytes=vector_bytes, vector_peak_bytes_per_s=vector_peak,
         aic_used=sum(1 for kind, _ in physical if kind == "AIC"),
-        aiv_used=sum(1 for kind, _ in physical if kind == "AIV"), roofline=roofline)
+        aiv_used=sum(1 for kind, _ in physical if kind == "AIV"), aic_count=soc.aic_count,
+        aiv_count=soc.aiv_count, roofline=roofline)
