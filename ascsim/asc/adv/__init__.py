@@ -8,9 +8,9 @@ from ascsim.asc.adv.matmul import Matmul, register_matmul
 from ascsim.asc.adv.matmul_config import *  # noqa: F403
 from ascsim.asc.adv.matmul_config import __all__ as _MATMUL_CONFIG
 from ascsim.asc.adv.norm import RmsNormTiling, rmsnorm
-# HELPER-PENDING from ascsim.asc.adv.tiling_structs import TCubeTiling
+from ascsim.asc.adv.tiling_structs import TCubeTiling
 
 globals().update(MATH)
 
-__all__ = ["Matmul", "RmsNormTiling", "register_matmul", "rmsnorm", "swiglu",
+__all__ = ["Matmul", "RmsNormTiling", "TCubeTiling", "register_matmul", "rmsnorm", "swiglu",
            *_MATMUL_CONFIG, *MATH]
