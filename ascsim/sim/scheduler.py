@@ -133,6 +133,36 @@ class Scheduler:
                 idle_rounds = 0
         slot.waiting = None
 
+    def yield_to_earlier(self, clock: Callable) -> None:
+        """Let cores that are behind the caller in simulated time run first.
+
+        Cores that share a resource (two AIVs sending requests to one AIC) must reach it in
+        simulated-time order, not in the order the baton happens to visit them. A core calls
+        this before using such a resource: while another unfinished, non-waiting core has an
+        earlier ``clock(core)``, that core runs. The earliest core never yields, so this ends;
+        choices depend only on simulated times and slot order, so it stays deterministic.
+        """
+        if len(self.slots) == 1:
+            return
+        me = current_core()
+        slot = self.slots[me.scheduler_slot]
+        while True:
+            mine = clock(me)
+            target = None
+            for other in self.slots:
+                if other is slot or other.done or other.waiting is not None:
+                    continue
+                if clock(other.core) < mine and (target is None
+                                                 or clock(other.core) < clock(target.core)):
+                    target = other
+            if target is None:
+                return
+            target.go.set()
+            slot.go.wait()
+            slot.go.clear()
+            if self._failure is not None:
+                sys.exit(0)
+
     def notify(self) -> None:
         """Record that shared state changed, so waiting cores look again."""
         self.progress += 1

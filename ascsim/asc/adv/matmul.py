@@ -27,7 +27,7 @@ from ascsim.asc.adv.matmul_config import CFG_NORM, MatmulConfig, MatmulType
 from ascsim.asc.basic._exec import execute
 from ascsim.asc.basic.crosscore import notify_observers
 from ascsim.asc.basic.data_copy import transfer_cycles
-from ascsim.asc.context import current_core, user_location
+from ascsim.asc.context import current_core, current_scheduler, user_location
 from ascsim.asc.enums import CubeFormat, IterateOrder, TPosition
 from ascsim.asc.launcher import ServerMode
 from ascsim.asc.tensor import GlobalTensor, LocalTensor
@@ -335,6 +335,8 @@ class Matmul:
         client.call_overhead()
         if client is aic:
             return client.scalar
+        # The AIC serves its two AIVs in the order their requests arrive in simulated time.
+        current_scheduler().yield_to_earlier(lambda core: core.scalar)
         notify_observers(client.launch, "on_cross_core_edge", client, "S", aic, "ALL")
         return client.scalar + client.timing.cross_core_flag_latency_cycles
 
