@@ -155,6 +155,26 @@ def test_vector_operand_alignment_and_fix():
     assert vector_at[1](f32(8), 8).findings == []
 
 
+@asc.jit(kernel_type=config.KernelType.AIC_ONLY)
+def fill_l0a(a: asc.GlobalAddress, offset: asc.ConstExpr[int]):
+    a1 = asc.LocalTensor(asc.float16, asc.TPosition.A1, 0, 256)
+    a2 = asc.LocalTensor(asc.float16, asc.TPosition.A2, offset, 256)
+    ga = asc.GlobalTensor()
+    ga.set_global_buffer(a)
+    asc.data_copy(a1, ga, 256)
+    asc.set_flag(asc.HardEvent.MTE2_MTE1, 0)
+    asc.wait_flag(asc.HardEvent.MTE2_MTE1, 0)
+    asc.load_data(a2, a1, asc.LoadData2DParams(0, 1, 1, 0, 0, False, 0))  # mark: l0a-align
+
+
+def test_l0a_operand_alignment_and_fix():
+    a = np.arange(256, dtype=np.float16)
+    finding = only(fill_l0a[1](a, 256), "alignment")
+    assert lines_of(finding) == [mark("l0a-align")]
+    assert "L0A address 256 is not 512-byte aligned" in finding.message and finding.count == 1
+    assert fill_l0a[1](a, 512).findings == []
+
+
 @asc.jit
 def strided_copy(x: asc.GlobalAddress, block_len: asc.ConstExpr[int]):
     pipe = asc.TPipe()

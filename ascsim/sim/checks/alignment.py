@@ -1,13 +1,13 @@
-"""Operand addresses of vector and cube instructions that break the buffer's alignment rule.
+"""Operand addresses of vector instructions that break the UB alignment rule.
 
-UB and L1 operands start on 32-byte boundaries, L0A/L0B on 512-byte fractals, L0C and BT on
-64 bytes (``SocSpec.alignment``, ascend-hw §2.2). ``data_copy`` and ``data_copy_pad`` check their
-own operands (and block lengths) where they run; scalar accesses are element-granular by nature.
+Vector operands start on 32-byte boundaries (``SocSpec.alignment``, ascend-hw §2.2). Copies
+(``data_copy``/``data_copy_pad``: UB/L1 32 B, also whole-block lengths) and cube instructions
+(L0A/L0B 512 B, L0C/BT 64 B) check their operands where they run, in
+``ascsim/asc/basic/data_copy.py`` and ``cube.py``; scalar accesses are element-granular by nature.
+So this observer looks at the vector pipe only, and the same problem is never reported twice.
 """
 
 from __future__ import annotations
-
-SELF_CHECKED = frozenset({"data_copy", "data_copy_pad"})
 
 
 class AlignmentCheck:
@@ -16,7 +16,7 @@ class AlignmentCheck:
         self.rules = launch.soc.alignment
 
     def on_instr(self, core, instr) -> None:
-        if instr.pipe == "S" or instr.op in SELF_CHECKED:
+        if instr.pipe != "V":
             return
         rules = self.rules
         for accesses in (instr.reads, instr.writes):
