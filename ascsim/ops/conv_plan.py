@@ -1,0 +1,207 @@
+"""Host-side tiling of the implicit-GEMM convolution (integer metadata only, no data).
+
+The GEMM is C[pixels, Cout] = im2col(x)[pixels, K] . W[K, Cout] per image, with K ordered as
+Load3D produces it: (c1, kh, kw, c0), i.e. channels in C0-wide blocks. An AIC tile is ``rows``
+whole output rows of one image (m = rows * Wo pixels, at most ~256) by ``nt`` output channels.
+K is staged through L1 in groups of ``g`` channel blocks (feature-map rows + the matching
+weights, double-buffered) and fed to the cube ``ks`` fractal columns (ks * C0 of K) per mmad.
+The bias is one more K block: a column of ones in A (a fractal of ones replicated by
+load_data) against the bias row in B, so it is added in fp32 in L0C.
+
+The result leaves L0C through FixPipe in NZ order, i.e. NC1HWC0 with C0 = 16 channels:
+``[N][ceil(Cout/16)][Ho*Wo][16]`` — the cube's natural output (2201 FixPipe has no
+transposing write); the vector epilogue turns it into NCHW.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ascsim.hw.spec import SocSpec
+from ascsim.ops.conv_spec import ConvSpec
+
+ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4}
+M_TARGET = 256  # pixels per tile when there is enough work
+L0_BUDGET = 32 * 1024  # bytes per L0A / L0B buffer (two buffers each)
+STAGE_BUDGET = 112 * 1024  # bytes per L1 stage (two stages + bias + ones fractal)
+EPI_PIXELS = 256  # pixels (x 16 channels) per vector epilogue unit
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _round16(v: int) -> int:
+    return _ceil(v, 16) * 16
+
+
+@dataclass(frozen=True)
+class ConvPlan:
+    """Everything the conv kernels need to know about the problem and its tiling."""
+
+    n: int
+    cin: int
+    h: int
+    w: int
+    cout: int
+    kh: int
+    kw: int
+    sh: int
+    sw: int
+    pt: int
+    pb: int
+    pl: int
+    pr: int
+    dh: int
+    dw: int
+    ho: int
+    wo: int
+    dtype: str
+    c0: int  # K elements per fractal column (32 B of the input type)
+    c1: int  # channel blocks
+    rows: int  # output rows per tile
+    nt: int  # output channels per tile
+    g: int  # channel blocks per L1 stage
+    ks: int  # fractal columns of K per mmad
+    cores: int  # AIC blocks launched
+    dn2nz: bool  # the SoC reads NCHW / OIHW straight into L1 (950); else a vector pre-pass
+
+    # ------------------------------------------------------------------ derived sizes
+    @property
+    def kk(self) -> int:
+        return self.kh * self.kw
+
+    @property
+    def cp(self) -> int:
+        """Channels padded to whole blocks."""
+        return self.c1 * self.c0
+
+    @property
+    def hw(self) -> int:
+        return self.ho * self.wo
+
+    @property
+    def co1(self) -> int:
+        """16-channel blocks of the NC1HWC0 conv output."""
+        return _ceil(self.cout, 16)
+
+    @property
+    def span_h(self) -> int:
+        return (self.kh - 1) * self.dh + 1
+
+    @property
+    def in_rows(self) -> int:
+        return (self.rows - 1) * self.sh + self.span_h
+
+    @property
+    def row_blocks(self) -> int:
+        return _ceil(self.ho, self.rows)
+
+    @property
+    def n_blocks(self) -> int:
+        return _ceil(self.cout, self.nt)
+
+    @property
+    def tiles(self) -> int:
+        return self.n * self.row_blocks * self.n_blocks
+
+    @property
+    def m_pad(self) -> int:
+        return _round16(self.rows * self.wo)
+
+    @property
+    def nt_pad(self) -> int:
+        return _round16(self.nt)
+
+    @property
+    def stages(self) -> int:
+        return _ceil(self.c1, self.g)
+
+    @property
+    def fm_elems(self) -> int:
+        return self.g * self.in_rows * self.w * self.c0
+
+    @property
+    def w_elems(self) -> int:
+        return self.g * self.kk * self.nt_pad * self.c0
+
+    @property
+    def stage_elems(self) -> int:
+        return self.fm_elems + self.w_elems + self.nt_pad * self.c0
+
+    @property
+    def l0a_elems(self) -> int:
+        return self.m_pad * self.ks * self.c0
+
+    @property
+    def l0b_elems(self) -> int:
+        return self.nt_pad * self.ks * self.c0
+
+    @property
+    def l0c_elems(self) -> int:
+        return self.m_pad * self.nt_pad
+
+    @property
+    def workspace_elems(self) -> int:
+        """Elements of the NC1HWC0 conv result."""
+        return self.n * self.co1 * self.hw * 16
+
+    @property
+    def macs(self) -> int:
+        return self.n * self.hw * self.cout * self.cin * self.kk
+
+
+def plan_conv(spec: ConvSpec, soc: SocSpec) -> ConvPlan:
+    """Tile ``spec`` for ``soc``: enough tiles to occupy the AICs, buffers within L0/L1."""
+    size = ITEMSIZE[spec.dtype]
+    c0 = 32 // size
+    c1 = _ceil(spec.cin, c0)
+    ho, wo = spec.ho, spec.wo
+    m_total = spec.n * ho * wo
+    cout16 = _round16(spec.cout)
+    l0c_half = soc.l0c_bytes // 2
+    # Output channels per tile: all of them if L0C holds a full-size tile twice.
+    nt = min(cout16, max(16, (l0c_half // (M_TARGET * 4)) // 16 * 16), 256)
+    n_blocks = _ceil(spec.cout, nt)
+    # Pixels per tile: M_TARGET, fewer when that would leave AICs idle.
+    m_target = max(16, min(M_TARGET, _ceil(m_total * n_blocks, soc.aic_count)))
+    rows = max(1, min(ho, m_target // wo))
+    while _round16(rows * wo) * _round16(nt) * 4 > l0c_half and rows > 1:
+        rows -= 1
+    while _round16(rows * wo) * _round16(nt) * 4 > l0c_half and nt > 16:
+        nt -= 16
+    m_pad = _round16(rows * wo)
+    nt_pad = _round16(nt)
+    ks = max(1, min(L0_BUDGET // (m_pad * 32), L0_BUDGET // (nt_pad * 32)))
+    kk = spec.kh * spec.kw
+    in_rows = (rows - 1) * spec.stride_h + (spec.kh - 1) * spec.dil_h + 1
+    per_block = (in_rows * spec.w + kk * nt_pad) * 32
+    g = max(1, min(c1, (STAGE_BUDGET - nt_pad * 32) // per_block))
+    tiles = spec.n * _ceil(ho, rows) * _ceil(spec.cout, nt)
+    plan = ConvPlan(
+        n=spec.n, cin=spec.cin, h=spec.h, w=spec.w, cout=spec.cout, kh=spec.kh, kw=spec.kw,
+        sh=spec.stride_h, sw=spec.stride_w, pt=spec.pad_top, pb=spec.pad_bottom,
+        pl=spec.pad_left, pr=spec.pad_right, dh=spec.dil_h, dw=spec.dil_w, ho=ho, wo=wo,
+        dtype=spec.dtype, c0=c0, c1=c1, rows=rows, nt=nt, g=g, ks=ks,
+        cores=min(soc.aic_count, tiles), dn2nz=soc.npu_arch == 3510)
+    _check_fits(plan, soc)
+    return plan
+
+
+def _check_fits(p: ConvPlan, soc: SocSpec) -> None:
+    """The plan's buffers fit the SoC and its instruction fields (a planning bug otherwise)."""
+    size = ITEMSIZE[p.dtype]
+    problems = []
+    if (2 * p.stage_elems + 16 * p.c0) * size > soc.l1_bytes:
+        problems.append("L1 stages")
+    if 2 * p.l0a_elems * size > soc.l0a_bytes or 2 * p.l0b_elems * size > soc.l0b_bytes:
+        problems.append("L0A/L0B buffers")
+    if 2 * p.l0c_elems * 4 > soc.l0c_bytes:
+        problems.append("L0C buffers")
+    if p.in_rows * p.w > 16384 or p.kk * p.nt_pad > 16384:
+        problems.append("DN2NZ strides")
+    if p.ks * p.nt_pad // 16 > 255 or _ceil(p.rows * p.wo, 16) > 255:
+        problems.append("load_data repeat count")
+    if problems:
+        raise ValueError(f"no tiling of this convolution fits {soc.name}: "
+                         f"{', '.join(problems)} ({p})")

@@ -1,0 +1,191 @@
+"""``fused_conv_tanh`` / ``fused_conv_sigmoid``: y = act(conv2d(x, filter) + bias), computed by
+ascsim kernels on the simulated chip.
+
+The host side only validates, dispatches, plans the tiling (integer metadata: the tile sizes
+and the index tables of the ``gather`` layout changes), allocates the output and workspaces and
+launches kernels; no arithmetic touches the data outside the kernels. Variants (see
+docs/ops.md):
+
+* ``semi``: K1 convolution -> fp32 NC1HWC0 workspace; K2 activation + NCHW layout (AIV);
+* ``fused``: one MIX kernel, tiles handed from the AIC to its AIVs through GM with cross-core
+  flags;
+* ``unfused``: convolution writing the output dtype, then the activation kernel (casting up);
+* ``auto``: the variant with the least simulated device time for this shape and SoC (each
+  variant simulated once per (shape, SoC); the choice is cached, never results).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ascsim import context
+from ascsim.asc.runtime.config import KernelType
+from ascsim.hw import get_soc
+from ascsim.ops.conv_plan import ConvPlan, plan_conv
+from ascsim.ops.conv_spec import ConvSpec, conv_spec_from
+from ascsim.ops.dispatch import dispatch
+from ascsim.ops.kernels.conv_vector import (
+    EPI,
+    PRE_ELEMS,
+    conv_kernel,
+    epilogue_kernel,
+    fused_kernel,
+    pre_layout,
+)
+from ascsim.ops.result import OpInfo
+
+VARIANTS = ("semi", "fused", "unfused")
+_TORCH_NAMES = {torch.float16: "float16", torch.float32: "float32", torch.bfloat16: "bfloat16"}
+_TORCH_DTYPES = {v: k for k, v in _TORCH_NAMES.items()}
+_AUTO_TIMES: dict[tuple, dict[str, float]] = {}  # (spec, soc, act) -> variant -> device µs
+
+
+def _dtype_name(t) -> str:
+    if isinstance(t, torch.Tensor):
+        return _TORCH_NAMES.get(t.dtype, str(t.dtype).replace("torch.", ""))
+    if isinstance(t, np.ndarray):
+        return np.dtype(t.dtype).name
+    raise ValueError(f"inputs must be torch tensors or numpy arrays, got {type(t).__name__}")
+
+
+def _tensor(t) -> torch.Tensor:
+    """A torch view of an input (numpy arrays are wrapped, never converted)."""
+    if isinstance(t, torch.Tensor):
+        if t.device.type != "cpu":
+            raise ValueError(f"inputs must be CPU tensors, got one on {t.device}")
+        return t
+    if t.dtype.name == "bfloat16":
+        return torch.from_numpy(np.ascontiguousarray(t).view(np.uint16)).view(torch.bfloat16)
+    return torch.from_numpy(np.ascontiguousarray(t))
+
+
+# ------------------------------------------------------------------------------ index tables
+def _epilogue_table(out_dtype: str) -> np.ndarray:
+    """Byte offsets that transpose [EPI pixels][16 channels] into [16][EPI] (gather)."""
+    size = 4 if out_dtype == "float32" else 2
+    c, p = np.meshgrid(np.arange(16), np.arange(EPI), indexing="ij")
+    return ((p * 16 + c) * size).astype(np.uint32).reshape(-1)
+
+
+def _prepass_tables(plan: ConvPlan) -> np.ndarray:
+    """Gather offsets of the 910B pre-pass: NCHW rows -> NHWC, OIHW -> OHWI (full and tail
+    channel block), each PRE_ELEMS long; padding channels read the zero block."""
+    size = 4 if plan.dtype == "float32" else 2
+    xq, x_pitch, wr, w_pitch, _, zero_at = pre_layout(plan)
+    out = np.full((3, PRE_ELEMS), zero_at * size, dtype=np.int64)
+    q, c = np.meshgrid(np.arange(xq), np.arange(plan.cp), indexing="ij")
+    x_tab = np.where(c < plan.cin, (c * x_pitch + q) * size, zero_at * size).reshape(-1)
+    out[0, : x_tab.size] = x_tab
+    r, pos, ch = np.meshgrid(np.arange(wr), np.arange(plan.kk), np.arange(plan.c0),
+                             indexing="ij")
+    for row, valid in ((1, plan.c0), (2, plan.cin - (plan.c1 - 1) * plan.c0)):
+        w_tab = np.where(ch < valid, (r * w_pitch + ch * plan.kk + pos) * size, zero_at * size)
+        out[row, : w_tab.size] = w_tab.reshape(-1)
+    return out.astype(np.uint32).reshape(-1)
+
+
+# ------------------------------------------------------------------------------ variants
+class _Call:
+    """One operator call: inputs, plan, buffers and the kernel launches of each variant."""
+
+    def __init__(self, x, w, b, spec: ConvSpec, plan: ConvPlan, soc, act: str):
+        self.x, self.w, self.b = x, w, b
+        self.spec, self.plan, self.soc, self.act = spec, plan, soc, act
+        self.dtype = _TORCH_DTYPES[spec.dtype]
+        self.one = torch.ones(1, dtype=self.dtype)  # the constant of the bias K block
+        self.epi_table = _epilogue_table(spec.dtype)
+        if plan.dn2nz:
+            self.xt = self.wt = torch.zeros(1, dtype=self.dtype)
+            self.tables = np.zeros(1, dtype=np.uint32)
+            self.pre_bytes = 0
+        else:
+            self.xt = torch.zeros(plan.n * plan.h * plan.w * plan.cp, dtype=self.dtype)
+            self.wt = torch.zeros(plan.cout * plan.kk * plan.cp, dtype=self.dtype)
+            self.tables = _prepass_tables(plan)
+            self.pre_bytes = (self.xt.numel() + self.wt.numel()) * self.xt.element_size()
+
+    def _conv(self, out) -> object:
+        p = self.plan
+        kind = KernelType.AIC_ONLY if p.dn2nz else KernelType.MIX_AIC_1_2
+        return conv_kernel[p.cores](self.x, self.w, self.b, self.one, out, self.xt, self.wt,
+                                    self.tables, p, kernel_type=kind)
+
+    def _epilogue(self, src, y) -> object:
+        p = self.plan
+        units = p.n * p.co1 * -(-p.hw // EPI)
+        return epilogue_kernel[min(self.soc.aiv_count, units)](src, y, self.epi_table, p,
+                                                               self.act, 0.0)
+
+    def run(self, variant: str, y: torch.Tensor):
+        """(kernel reports, workspace bytes, cross-core hand-offs) of ``variant``."""
+        p = self.plan
+        handoffs = 0 if p.dn2nz else 1  # the pre-pass -> cube barrier
+        if variant == "semi":
+            ws = torch.empty(p.workspace_elems, dtype=torch.float32)
+            reports = (self._conv(ws), self._epilogue(ws, y))
+            return reports, ws.numel() * 4 + self.pre_bytes, handoffs
+        if variant == "unfused":
+            mid = torch.empty(p.workspace_elems, dtype=self.dtype)
+            reports = (self._conv(mid), self._epilogue(mid, y))
+            return reports, mid.numel() * mid.element_size() + self.pre_bytes, handoffs
+        ws = torch.empty(p.workspace_elems, dtype=torch.float32)
+        report = fused_kernel[p.cores](self.x, self.w, self.b, self.one, ws, y, self.xt,
+                                       self.wt, self.tables, self.epi_table, p, self.act, 0.0,
+                                       kernel_type=KernelType.MIX_AIC_1_2)
+        return (report,), ws.numel() * 4 + self.pre_bytes, handoffs + p.tiles
+
+
+def _run_variant(call: _Call, variant: str, op: str):
+    y = torch.empty(call.spec.out_shape, dtype=call.dtype)
+    reports, ws_bytes, handoffs = call.run(variant, y)
+    info = OpInfo(op=op, variant=variant, soc=call.soc.name, reports=tuple(reports),
+                  workspace_bytes=ws_bytes, cross_core_handoffs=handoffs)
+    _AUTO_TIMES.setdefault((call.spec, call.soc.name, call.act), {})[variant] = \
+        info.device_time_us
+    return y, info
+
+
+def fused_conv(x, w, b, strides, pads, dilations=(1, 1), *, act: str, op: str,
+               variant: str = "auto", soc=None, return_report: bool = False):
+    """y = act(conv2d(x, w) + b) on the simulated SoC (see the module docstring)."""
+    if variant not in (*VARIANTS, "auto"):
+        raise ValueError(f"variant {variant!r} is not one of {(*VARIANTS, 'auto')}")
+    inputs = (x, w, b)
+    names = tuple(_dtype_name(t) for t in inputs)
+    dispatch("conv2d_act", tuple((len(t.shape), d) for t, d in zip(inputs, names)))
+    spec = conv_spec_from(x.shape, w.shape, b.shape, names[0], strides, pads, dilations)
+    soc_spec = get_soc(soc) if isinstance(soc, str) else (soc or context.current_soc())
+    previous = context.current_soc()
+    context.set_soc(soc_spec)
+    try:
+        plan = plan_conv(spec, soc_spec)
+        call = _Call(_tensor(x), _tensor(w), _tensor(b), spec, plan, soc_spec, act)
+        if variant == "auto":
+            known = _AUTO_TIMES.get((spec, soc_spec.name, act), {})
+            for v in VARIANTS:
+                if v not in known:
+                    _run_variant(call, v, op)
+            known = _AUTO_TIMES[(spec, soc_spec.name, act)]
+            variant = min(VARIANTS, key=known.__getitem__)
+        y, info = _run_variant(call, variant, op)
+    finally:
+        context.set_soc(previous)
+    if isinstance(x, np.ndarray):
+        y = y.view(torch.uint16).numpy().view(x.dtype) if names[0] == "bfloat16" else y.numpy()
+    return (y, info) if return_report else y
+
+
+def fused_conv_tanh(x, w, b, strides, pads, dilations=(1, 1), *, variant: str = "auto",
+                    soc=None, return_report: bool = False):
+    """tanh(conv2d(x, w, strides, pads [top, bottom, left, right], dilations) + b)."""
+    return fused_conv(x, w, b, strides, pads, dilations, act="tanh", op="fused_conv_tanh",
+                      variant=variant, soc=soc, return_report=return_report)
+
+
+def fused_conv_sigmoid(x, w, b, strides, pads, dilations=(1, 1), *, variant: str = "auto",
+                       soc=None, return_report: bool = False):
+    """sigmoid(conv2d(x, w, strides, pads [top, bottom, left, right], dilations) + b)."""
+    return fused_conv(x, w, b, strides, pads, dilations, act="sigmoid",
+                      op="fused_conv_sigmoid", variant=variant, soc=soc,
+                      return_report=return_report)

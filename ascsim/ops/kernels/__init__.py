@@ -1,0 +1,1 @@
+"""Kernels of the operator library, written in the same kernel API as user kernels."""

@@ -1,0 +1,177 @@
+"""The cube half of the conv operators: implicit-GEMM convolution on the AIC.
+
+Per tile (``rows`` output rows of one image x ``nt`` output channels, see
+:mod:`ascsim.ops.conv_plan`)::
+
+    x  --(950: DN2NZ from NCHW | 910B: ND2NZ from the NHWC pre-pass)--> L1  C1HWC0 rows
+    W  --(950: DN2NZ from OIHW | 910B: ND2NZ from the OHWI pre-pass)--> L1  [c1,kh,kw][Cout][C0]
+    set_fmatrix(rows in L1, W, pads of this tile)
+    L1 --load_data(LoadData3DParamsV2) = img2col--> L0A         (ks*C0 columns of K per step)
+    L1 --load_data(LoadData2DParams)-------------> L0B
+    L0A x L0B --mmad--> L0C (fp32); the first mmad is the bias block (ones x bias)
+    L0C --fixpipe (NZ, fp32 or rounded to the output type)--> GM, NC1HWC0
+
+Pipes hand over buffers with set_flag/wait_flag: two L1 stages, two L0A/L0B buffers, two L0C
+tiles, so loads of the next K step and the FixPipe of the previous tile overlap the cube.
+With ``mode="fused"`` each finished tile is announced to the group's AIVs with a cross-core
+flag (FixPipe done), and the AIC waits for their acknowledgement before it runs more than
+``LAG`` tiles ahead (the flag counters hold at most 15 sets).
+"""
+
+from __future__ import annotations
+
+import ascsim.asc as asc
+
+TILE_READY = 0  # cross-core flag: AIC -> AIVs, a tile is in the workspace
+TILE_DONE = 1  # cross-core flag: AIVs -> AIC, a tile has been consumed
+LAG = 8  # tiles the AIC may run ahead of its AIVs
+
+QUANT = {("float32", "float16"): asc.QuantModes.F322F16,
+         ("float32", "bfloat16"): asc.QuantModes.F322BF16,
+         ("float32", "float32"): asc.QuantModes.NoQuant}
+
+
+def _r16(v):
+    return (v + 15) // 16 * 16
+
+
+@asc.jit
+def tile_geometry(t, p: asc.ConstExpr):
+    """(image, first output row, rows, first channel, channels) of tile ``t``."""
+    per_image = p.row_blocks * p.n_blocks
+    nb = t // per_image
+    rem = t % per_image
+    ho0 = (rem // p.n_blocks) * p.rows
+    co0 = (rem % p.n_blocks) * p.nt
+    return nb, ho0, min(p.rows, p.ho - ho0), co0, min(p.nt, p.cout - co0)
+
+
+@asc.jit
+def _window(ho0, rows, p: asc.ConstExpr):
+    """Input rows to stage in L1 and the fmatrix pads for output rows [ho0, ho0 + rows)."""
+    r0 = ho0 * p.sh - p.pt
+    r_end = (ho0 + rows - 1) * p.sh + p.span_h - p.pt
+    lo = max(r0, 0)
+    hi = min(r_end, p.h)
+    if hi <= lo:
+        # The whole window is padding: stage any one row and pad it out of reach.
+        return 0, 1, r_end - r0, 0
+    return lo, hi - lo, lo - r0, r_end - hi
+
+
+@asc.jit
+def _stage_in(fm, wl1, bl1, x_gm, w_gm, b_gm, nb, lo, l1h, co0, nt, s, p: asc.ConstExpr):
+    """Copy channel group ``s`` of the feature-map rows and of the weights (and, for the first
+    group, the bias) of a tile into one L1 stage."""
+    c0 = p.c0
+    c1_0 = s * p.g
+    g = min(p.g, p.c1 - c1_0)
+    ch0 = c1_0 * c0
+    nt_pad = _r16(nt)
+    if p.dn2nz:
+        chn = min(g * c0, p.cin - ch0)
+        asc.data_copy(fm, x_gm[((nb * p.cin + ch0) * p.h + lo) * p.w:],
+                      asc.Dn2NzParams(1, l1h * p.w, chn, 0, p.h * p.w, l1h * p.w, 1, 0))
+        asc.data_copy(wl1, w_gm[(co0 * p.cin + ch0) * p.kk:],
+                      asc.Dn2NzParams(nt, p.kk, chn, p.cin * p.kk, p.kk, p.kk * nt_pad,
+                                      nt_pad, c0))
+    else:
+        asc.data_copy(fm, x_gm[(nb * p.h * p.w + lo * p.w) * p.cp + ch0:],
+                      asc.Nd2NzParams(1, l1h * p.w, g * c0, 0, p.cp, l1h * p.w, 1, 0))
+        asc.data_copy(wl1, w_gm[co0 * p.kk * p.cp + ch0:],
+                      asc.Nd2NzParams(p.kk, nt, g * c0, p.cp, p.kk * p.cp, p.kk * nt_pad, 1,
+                                      nt_pad * c0))
+    if s == 0:
+        asc.data_copy(bl1, b_gm[co0:], asc.Nd2NzParams(1, nt, 1, 0, 1, nt_pad, 1, 0))
+    return g
+
+
+@asc.jit
+def conv_cube(x_gm, w_gm, b_gm, one_gm, out_gm, p: asc.ConstExpr, fused: asc.ConstExpr[bool]):
+    """The AIC body: every tile ``block_idx + j * block_num`` of the plan."""
+    dt = x_gm.dtype
+    c0 = p.c0
+    stage = p.stage_elems
+    l1 = asc.LocalTensor(dt, asc.TPosition.A1, 0, 2 * stage + 16 * c0)
+    l0a = asc.LocalTensor(dt, asc.TPosition.A2, 0, 2 * p.l0a_elems)
+    l0b = asc.LocalTensor(dt, asc.TPosition.B2, 0, 2 * p.l0b_elems)
+    l0c = asc.LocalTensor(asc.float32, asc.TPosition.CO1, 0, 2 * p.l0c_elems)
+    ones = l1[2 * stage:]
+    # One fractal whose first column is 1: the A side of the bias block.
+    asc.data_copy(ones, one_gm, asc.Nd2NzParams(1, 16, 1, 0, 0, 16, 1, 0))
+    asc.set_load_data_padding_value(0)
+    quant = QUANT[("float32", out_gm.dtype.name)]
+    no_reset = asc.IsResetLoad3dConfig(False, False)
+    for slot in range(2):
+        asc.set_flag(asc.HardEvent.MTE1_MTE2, slot)
+        asc.set_flag(asc.HardEvent.M_MTE1, slot)
+        asc.set_flag(asc.HardEvent.FIX_M, slot)
+    stage_count = 0
+    step_count = 0
+    tile_count = 0
+    for t in asc.range(asc.get_block_idx(), p.tiles, asc.get_block_num()):
+        nb, ho0, rows, co0, nt = tile_geometry(t, p)
+        m = rows * p.wo
+        m_pad = _r16(m)
+        nt_pad = _r16(nt)
+        n1 = nt_pad // 16
+        lo, l1h, ptop, pbot = _window(ho0, rows, p)
+        c_slot = tile_count % 2
+        acc = l0c[c_slot * p.l0c_elems:]
+        asc.wait_flag(asc.HardEvent.FIX_M, c_slot)
+        asc.set_fmatrix(l1h, p.w, [p.pl, p.pr, ptop, pbot])
+        for s in range(p.stages):
+            slot = stage_count % 2
+            fm = l1[slot * stage:]
+            wl1 = l1[slot * stage + p.fm_elems:]
+            bl1 = l1[slot * stage + p.fm_elems + p.w_elems:]
+            asc.wait_flag(asc.HardEvent.MTE1_MTE2, slot)
+            g = _stage_in(fm, wl1, bl1, x_gm, w_gm, b_gm, nb, lo, l1h, co0, nt, s, p)
+            asc.set_flag(asc.HardEvent.MTE2_MTE1, slot)
+            asc.wait_flag(asc.HardEvent.MTE2_MTE1, slot)
+            k1_total = g * p.kk
+            # Step -1 of the first group is the bias block.
+            for step in range(-1 if s == 0 else 0, (k1_total + p.ks - 1) // p.ks):
+                q = step_count % 2
+                a = l0a[q * p.l0a_elems:]
+                b = l0b[q * p.l0b_elems:]
+                asc.wait_flag(asc.HardEvent.M_MTE1, q)
+                if step < 0:  # the bias block: ones x bias, initialises L0C
+                    asc.load_data(a, ones, asc.LoadData2DParams(0, m_pad // 16, 0, 0, 0))
+                    asc.load_data(b, bl1, asc.LoadData2DParams(0, n1, 1, 0, 0))
+                    kn = 1
+                else:
+                    k1 = step * p.ks
+                    kn = min(p.ks, k1_total - k1)
+                    asc.load_data(a, fm, asc.LoadData3DParamsV2(
+                        channel_size=g * c0, k_extension=kn * c0, m_extension=m,
+                        k_start_pt=k1 * c0, m_start_pt=0, stride_w=p.sw, stride_h=p.sh,
+                        filter_w=p.kw, filter_h=p.kh, dilation_filter_w=p.dw,
+                        dilation_filter_h=p.dh), no_reset)
+                    asc.load_data(b, wl1, asc.LoadData2DParams(k1 * n1, kn * n1, 1, 0, 0))
+                asc.set_flag(asc.HardEvent.MTE1_M, q)
+                asc.wait_flag(asc.HardEvent.MTE1_M, q)
+                asc.mmad(acc, a, b, asc.MmadParams(m, nt, kn * c0, 0, False, step < 0))
+                asc.set_flag(asc.HardEvent.M_MTE1, q)
+                step_count += 1
+            asc.set_flag(asc.HardEvent.MTE1_MTE2, slot)
+            stage_count += 1
+        asc.set_flag(asc.HardEvent.M_FIX, c_slot)
+        asc.wait_flag(asc.HardEvent.M_FIX, c_slot)
+        if fused and tile_count >= LAG:
+            asc.cross_core_wait_flag(TILE_DONE, 2, asc.PipeID.PIPE_FIX)
+        asc.fixpipe(out_gm[((nb * p.co1 + co0 // 16) * p.hw + ho0 * p.wo) * 16:], acc,
+                    asc.FixpipeParamsV220(n_size=nt_pad, m_size=m, src_stride=m_pad,
+                                          dst_stride=p.hw, quant_pre=quant),
+                    asc.FixpipeConfig.cfg_nz())
+        if fused:
+            asc.cross_core_set_flag(TILE_READY, 2, asc.PipeID.PIPE_FIX)
+        asc.set_flag(asc.HardEvent.FIX_M, c_slot)
+        tile_count += 1
+    if fused:
+        for _ in range(min(LAG, tile_count)):
+            asc.cross_core_wait_flag(TILE_DONE, 2)
+    for slot in range(2):
+        asc.wait_flag(asc.HardEvent.MTE1_MTE2, slot)
+        asc.wait_flag(asc.HardEvent.M_MTE1, slot)
+        asc.wait_flag(asc.HardEvent.FIX_M, slot)

@@ -1,0 +1,267 @@
+"""The vector half of the conv operators, and the kernels that launch both halves.
+
+* Epilogue unit (AIV): 256 pixels x 16 channels of the NC1HWC0 conv result —
+  GM -> UB (MTE2), cast up to fp32 if stored narrower, activation in fp32, one cast to the
+  output type, ``gather`` transposes [pixels][16] to [16][pixels], UB -> GM as up to 16 NCHW
+  row pieces (MTE3, data_copy_pad with a GM row pitch of Ho*Wo).
+* 910B pre-pass (AIV): the 2201 MTE2 has no DN2NZ, so x (NCHW) and the filter (OIHW) are
+  re-laid out on the vector side into NHWC and OHWI with channels padded to whole C0 blocks
+  (GM -> UB, ``gather``, UB -> GM), then every core meets at ``sync_all`` before the AIC reads
+  them with ND2NZ copies. On 950 the AIC reads NCHW / OIHW directly (DN2NZ) and the kernel is
+  cube-only.
+* ``conv_kernel``: the convolution (AIC; plus the pre-pass on 910B) writing NC1HWC0 in fp32
+  (semi-fused workspace) or in the output type (unfused).
+* ``epilogue_kernel``: K2, the AIV-only activation + layout pass over the whole result.
+* ``fused_kernel``: one MIX kernel; the AIC announces each finished tile with a cross-core flag
+  and the group's two AIVs run the epilogue on its two halves of the tile's pixels while the
+  AIC computes the next tile, then acknowledge it.
+"""
+
+from __future__ import annotations
+
+import ascsim.asc as asc
+from ascsim.asc.runtime.config import KernelType
+from ascsim.ops.kernels.activation import _activate
+from ascsim.ops.kernels.conv_cube import TILE_DONE, TILE_READY, conv_cube, tile_geometry
+
+EPI = 256  # pixels per epilogue unit (x 16 channels)
+PRE_ELEMS = 4096  # elements per pre-pass gather
+
+
+def _ceil(a, b):
+    return (a + b - 1) // b
+
+
+# ------------------------------------------------------------------------------ epilogue
+class _EpiBuffers:
+    """UB buffers of the epilogue (built inside a kernel)."""
+
+    def __init__(self, pipe, src_dtype, out_dtype, table_gm):
+        self.in_q = asc.TQue(asc.TPosition.VECIN, 2)
+        self.out_q = asc.TQue(asc.TPosition.VECOUT, 2)
+        work = asc.TBuf(asc.TPosition.VECCALC)
+        narrow = asc.TBuf(asc.TPosition.VECCALC)
+        table = asc.TBuf(asc.TPosition.VECCALC)
+        pipe.init_buffer(que=self.in_q, num=2, len=EPI * 16 * src_dtype.sizeof())
+        pipe.init_buffer(que=self.out_q, num=2, len=EPI * 16 * out_dtype.sizeof())
+        pipe.init_buffer(buf=work, num=EPI * 16 * 4)
+        pipe.init_buffer(buf=narrow, num=EPI * 16 * out_dtype.sizeof())
+        pipe.init_buffer(buf=table, num=EPI * 16 * 4)
+        self.work = work.get(asc.float32)
+        self.narrow = narrow.get(out_dtype)
+        self.table = table.get(asc.uint32)
+        self.src_dtype = src_dtype
+        self.out_dtype = out_dtype
+        # Partial units gather past their pixels (those columns are not stored): start from
+        # defined values.
+        asc.duplicate(self.work, 0.0, EPI * 16)
+        asc.duplicate(self.narrow, 0.0, EPI * 16)
+        asc.data_copy(self.table, table_gm, EPI * 16)
+        asc.set_flag(asc.HardEvent.MTE2_V, 0)
+        asc.wait_flag(asc.HardEvent.MTE2_V, 0)
+
+
+@asc.jit
+def epilogue_unit(bufs, src_gm, dst_gm, src_off, dst_off, npix, nch, hw,
+                  act: asc.ConstExpr[str], alpha):
+    """NC1HWC0 piece (npix pixels x 16 channels at ``src_off``) -> act -> NCHW rows."""
+    n = npix * 16
+    x = bufs.in_q.alloc_tensor(bufs.src_dtype)
+    asc.data_copy(x, src_gm[src_off:], n)
+    bufs.in_q.enque(x)
+    x = bufs.in_q.deque(bufs.src_dtype)
+    work = bufs.work
+    if bufs.src_dtype != asc.float32:
+        asc.cast(work, x, asc.RoundMode.CAST_NONE, n)
+        asc.pipe_barrier(asc.PipeID.PIPE_V)
+        _activate(work, work, act, alpha, n)
+    else:
+        _activate(work, x, act, alpha, n)
+    bufs.in_q.free_tensor(x)
+    y = bufs.out_q.alloc_tensor(bufs.out_dtype)
+    asc.pipe_barrier(asc.PipeID.PIPE_V)
+    if bufs.out_dtype != asc.float32:
+        asc.cast(bufs.narrow, work, asc.RoundMode.CAST_RINT, n)
+        asc.pipe_barrier(asc.PipeID.PIPE_V)
+        asc.gather(y, bufs.narrow, bufs.table, 0, EPI * 16)
+    else:
+        asc.gather(y, work, bufs.table, 0, EPI * 16)
+    bufs.out_q.enque(y)
+    y = bufs.out_q.deque(bufs.out_dtype)
+    size = bufs.out_dtype.sizeof()
+    row = _ceil(npix * size, 32) * 32
+    asc.data_copy_pad(dst_gm[dst_off:], y, asc.DataCopyExtParams(
+        nch, npix * size, (EPI * size - row) // 32, (hw - npix) * size, 0))
+    bufs.out_q.free_tensor(y)
+
+
+@asc.jit
+def _epilogue_pixels(bufs, src_gm, dst_gm, p: asc.ConstExpr, nb, c1_lo, c1_hi, pix_lo, pix_hi,
+                     act: asc.ConstExpr[str], alpha):
+    """Epilogue of channel blocks [c1_lo, c1_hi) x pixels [pix_lo, pix_hi) of image nb."""
+    for c1 in range(c1_lo, c1_hi):
+        nch = min(16, p.cout - c1 * 16)
+        for pix in range(pix_lo, pix_hi, EPI):
+            npix = min(EPI, pix_hi - pix)
+            epilogue_unit(bufs, src_gm, dst_gm, ((nb * p.co1 + c1) * p.hw + pix) * 16,
+                          (nb * p.cout + c1 * 16) * p.hw + pix, npix, nch, p.hw, act, alpha)
+
+
+@asc.jit(kernel_type=KernelType.AIV_ONLY)
+def epilogue_kernel(src: asc.GlobalAddress, dst: asc.GlobalAddress, table: asc.GlobalAddress,
+                    p: asc.ConstExpr, act: asc.ConstExpr[str], alpha: float):
+    """K2: NC1HWC0 conv result (fp32 workspace, or the output type) -> act -> NCHW output."""
+    src_gm, dst_gm, table_gm = asc.GlobalTensor(), asc.GlobalTensor(), asc.GlobalTensor()
+    src_gm.set_global_buffer(src)
+    dst_gm.set_global_buffer(dst)
+    table_gm.set_global_buffer(table)
+    pipe = asc.TPipe()
+    bufs = _EpiBuffers(pipe, src.dtype, dst.dtype, table_gm)
+    chunks = _ceil(p.hw, EPI)
+    units = p.n * p.co1 * chunks
+    for u in asc.range(asc.get_block_idx(), units, asc.get_block_num()):
+        nb = u // (p.co1 * chunks)
+        c1 = (u // chunks) % p.co1
+        pix = (u % chunks) * EPI
+        _epilogue_pixels(bufs, src_gm, dst_gm, p, nb, c1, c1 + 1, pix, min(pix + EPI, p.hw),
+                         act, alpha)
+
+
+# ------------------------------------------------------------------------------ 910B pre-pass
+@asc.jit
+def prepass(x_gm, w_gm, xt_gm, wt_gm, tables_gm, p: asc.ConstExpr):
+    """AIV part of the 910B conv: NCHW -> NHWC (channels padded to C1*C0) and OIHW -> OHWI
+    (same padding) in GM, spread over every AIV of the launch, then a barrier with the AICs."""
+    dt = x_gm.dtype
+    size = dt.sizeof()
+    pipe = asc.TPipe()
+    src_buf = asc.TBuf(asc.TPosition.VECCALC)
+    out_buf = asc.TBuf(asc.TPosition.VECCALC)
+    tab_buf = asc.TBuf(asc.TPosition.VECCALC)
+    xq, x_pitch, wr, w_pitch, src_elems, zero_at = pre_layout(p)
+    pipe.init_buffer(buf=src_buf, num=src_elems * size)
+    pipe.init_buffer(buf=out_buf, num=PRE_ELEMS * size)
+    pipe.init_buffer(buf=tab_buf, num=PRE_ELEMS * 4)
+    src = src_buf.get(dt)
+    out = out_buf.get(dt)
+    table = tab_buf.get(asc.uint32)
+    # A zeroed block at zero_at: the padding channels are gathered from it.
+    asc.duplicate(src[zero_at:], 0.0, 32 // size)
+    me = asc.get_block_idx()
+    cores = asc.get_block_num()
+    hw_in = p.h * p.w
+    # --- x: units of xq pixels of one image, all channels.
+    asc.data_copy(table, tables_gm, PRE_ELEMS)
+    chunks = _ceil(hw_in, xq)
+    for u in asc.range(me, p.n * chunks, cores):
+        nb = u // chunks
+        q0 = (u % chunks) * xq
+        nq = min(xq, hw_in - q0)
+        row = _ceil(nq * size, 32) * 32
+        asc.data_copy_pad(src, x_gm[nb * p.cin * hw_in + q0:], asc.DataCopyExtParams(
+            p.cin, nq * size, (hw_in - nq) * size, (x_pitch * size - row) // 32, 0),
+            asc.DataCopyPadExtParams(False, 0, 0, 0))
+        asc.set_flag(asc.HardEvent.MTE2_V, 0)
+        asc.wait_flag(asc.HardEvent.MTE2_V, 0)
+        asc.gather(out, src, table, 0, nq * p.cp)
+        asc.set_flag(asc.HardEvent.V_MTE3, 0)
+        asc.wait_flag(asc.HardEvent.V_MTE3, 0)
+        asc.data_copy(xt_gm[(nb * hw_in + q0) * p.cp:], out, nq * p.cp)
+        asc.set_flag(asc.HardEvent.MTE3_MTE2, 0)
+        asc.wait_flag(asc.HardEvent.MTE3_MTE2, 0)
+    # --- filter: units of wr output channels x one channel block.
+    co_chunks = _ceil(p.cout, wr)
+    for u in asc.range(me, co_chunks * p.c1, cores):
+        co0 = (u // p.c1) * wr
+        c1 = u % p.c1
+        nr = min(wr, p.cout - co0)
+        ch0 = c1 * p.c0
+        nv = min(p.c0, p.cin - ch0)
+        tail = 1 if nv < p.c0 else 0
+        asc.set_flag(asc.HardEvent.V_MTE2, 0)
+        asc.wait_flag(asc.HardEvent.V_MTE2, 0)
+        asc.data_copy(table, tables_gm[PRE_ELEMS * (1 + tail):], PRE_ELEMS)
+        row = _ceil(nv * p.kk * size, 32) * 32
+        asc.data_copy_pad(src, w_gm[(co0 * p.cin + ch0) * p.kk:], asc.DataCopyExtParams(
+            nr, nv * p.kk * size, (p.cin - nv) * p.kk * size, (w_pitch * size - row) // 32, 0),
+            asc.DataCopyPadExtParams(False, 0, 0, 0))
+        asc.set_flag(asc.HardEvent.MTE2_V, 0)
+        asc.wait_flag(asc.HardEvent.MTE2_V, 0)
+        asc.gather(out, src, table, 0, nr * p.kk * p.c0)
+        asc.set_flag(asc.HardEvent.V_MTE3, 0)
+        asc.wait_flag(asc.HardEvent.V_MTE3, 0)
+        asc.data_copy_pad(wt_gm[co0 * p.kk * p.cp + ch0:], out, asc.DataCopyExtParams(
+            nr * p.kk, p.c0 * size, 0, (p.cp - p.c0) * size, 0))
+        asc.set_flag(asc.HardEvent.MTE3_MTE2, 0)
+        asc.wait_flag(asc.HardEvent.MTE3_MTE2, 0)
+
+
+def pre_layout(p):
+    """(pixels per x unit, their UB row pitch, output channels per filter unit, their UB row
+    pitch, source buffer elements, element index of its zero block) of the pre-pass."""
+    per_block = 32 // (4 if p.dtype == "float32" else 2)
+    xq = max(1, PRE_ELEMS // p.cp)
+    x_pitch = _ceil(xq, per_block) * per_block
+    wr = max(1, PRE_ELEMS // (p.kk * p.c0))
+    w_pitch = _ceil(p.c0 * p.kk, per_block) * per_block
+    zero_at = max(p.cin * x_pitch, wr * w_pitch)
+    return xq, x_pitch, wr, w_pitch, zero_at + per_block, zero_at
+
+
+# ------------------------------------------------------------------------------ kernels
+@asc.jit
+def _gm(addr):
+    t = asc.GlobalTensor()
+    t.set_global_buffer(addr)
+    return t
+
+
+@asc.jit
+def conv_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, b: asc.GlobalAddress,
+                one: asc.GlobalAddress, out: asc.GlobalAddress, xt: asc.GlobalAddress,
+                wt: asc.GlobalAddress, tables: asc.GlobalAddress, p: asc.ConstExpr):
+    """Convolution + bias -> NC1HWC0 ``out`` (its type: fp32 workspace or the output type)."""
+    if asc.ascend_is_aic():
+        if p.dn2nz:
+            conv_cube(_gm(x), _gm(w), _gm(b), _gm(one), _gm(out), p, False)
+        else:
+            asc.sync_all(is_aiv_only=False)
+            conv_cube(_gm(xt), _gm(wt), _gm(b), _gm(one), _gm(out), p, False)
+    else:
+        prepass(_gm(x), _gm(w), _gm(xt), _gm(wt), _gm(tables), p)
+        asc.sync_all(is_aiv_only=False)
+
+
+@asc.jit
+def fused_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, b: asc.GlobalAddress,
+                 one: asc.GlobalAddress, ws: asc.GlobalAddress, y: asc.GlobalAddress,
+                 xt: asc.GlobalAddress, wt: asc.GlobalAddress, tables: asc.GlobalAddress,
+                 epi_table: asc.GlobalAddress, p: asc.ConstExpr, act: asc.ConstExpr[str],
+                 alpha: float):
+    """One MIX kernel: the AIC's tiles go through the GM workspace to its two AIVs."""
+    if asc.ascend_is_aic():
+        if not p.dn2nz:
+            asc.sync_all(is_aiv_only=False)
+            conv_cube(_gm(xt), _gm(wt), _gm(b), _gm(one), _gm(ws), p, True)
+        else:
+            conv_cube(_gm(x), _gm(w), _gm(b), _gm(one), _gm(ws), p, True)
+    else:
+        if not p.dn2nz:
+            prepass(_gm(x), _gm(w), _gm(xt), _gm(wt), _gm(tables), p)
+            asc.sync_all(is_aiv_only=False)
+        ws_gm = _gm(ws)
+        y_gm = _gm(y)
+        pipe = asc.TPipe()
+        bufs = _EpiBuffers(pipe, ws.dtype, y.dtype, _gm(epi_table))
+        group = asc.get_block_idx() // 2
+        sub = asc.get_sub_block_idx()
+        for t in asc.range(group, p.tiles, asc.get_block_num() // 2):
+            asc.cross_core_wait_flag(TILE_READY, 2)
+            nb, ho0, rows, co0, nt = tile_geometry(t, p)
+            m = rows * p.wo
+            half = (m // 2 + 15) // 16 * 16
+            lo = ho0 * p.wo + (half if sub == 1 else 0)
+            hi = ho0 * p.wo + (m if sub == 1 else min(half, m))
+            _epilogue_pixels(bufs, ws_gm, y_gm, p, nb, co0 // 16, (co0 + nt + 15) // 16, lo,
+                             hi, act, alpha)
+            asc.cross_core_set_flag(TILE_DONE, 2, asc.PipeID.PIPE_MTE3)
