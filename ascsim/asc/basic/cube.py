@@ -395,6 +395,11 @@ def fixpipe(dst, src, *args, **kwargs) -> None:
         # and a single covering range would make them look like overlapping writes.
         starts = (i * p.dst_nd_stride + r * p.dst_stride).reshape(-1).tolist()
         writes = tuple(_access(dst, s, s + p.n_size) for s in starts)
+    elif write is not None:
+        # NZ: one record per written strip (strips of neighbouring blocks interleave too).
+        starts = (i * p.dst_nd_stride + np.arange(p.n_size // c0)[None, :, None]
+                  * p.dst_stride * c0).reshape(-1).tolist()
+        writes = tuple(_access(dst, s, s + p.m_size * c0) for s in starts)
     else:
         writes = (write,) if write else ()
     values = src_view[src_idx.reshape(-1)]
