@@ -81,8 +81,9 @@ def profile_tables(report: KernelReport) -> list:
     header = Text.assemble(
         (f"profile of {report.kernel} on {report.soc}", "bold"),
         f": total {prof.total_us:.2f} µs = {prof.launch_overhead_us:.2f} launch + "
-        f"{prof.span_us:.2f} on the cores ({prof.aic_used} AIC, {prof.aiv_used} AIV); bound: ",
-        (prof.bound, "bold"))
+        f"{prof.span_us:.2f} on the cores ({prof.aic_used} AIC, {prof.aiv_used} AIV"
+        + (f", {prof.startup_us:.2f} µs start-up scalar work" if prof.startup_us else "")
+        + "); bound: ", (prof.bound, "bold"))
     pipes = Table(title="pipe utilisation (share of the time on the cores)",
                   title_justify="left", show_edge=False)
     for col in ("pipe", "busiest core µs", "share", "mean µs", "share", "cores"):

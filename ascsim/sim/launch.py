@@ -131,4 +131,4 @@ class Launch:
             block_num=self.config.block_num,
             device_time_us=soc.cycles_to_us(end) + overhead, launch_overhead_us=overhead,
             cores=core_reports, findings=list(self.findings), bytes_moved=bytes_moved,
-            profile=build_profile(self))
+            profile=build_profile(self, end))

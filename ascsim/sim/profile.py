@@ -162,11 +162,15 @@ class KernelProfile:
     Fields:
         total_us: device time (launch overhead + span).
         launch_overhead_us: the fixed per-launch cost included in ``total_us``.
+        startup_us: fixed scalar start-up work of the busiest core (all its waves), part of its
+            Scalar busy time; the bound rule counts it as a launch cost.
         span_us: time the cores run, from the first start to the last end.
         pipes: one :class:`PipeStat` per pipe, in :data:`PIPES` order.
         bound: one of :data:`BOUNDS`, by :func:`classify_bound`.
         bytes_by_path: bytes moved per data path ("GM->UB", "L1->L0A", ...).
         gm_bytes: bytes read from or written to GM.
+        hbm_bytes: of those, the bytes that went between L2 and HBM (L2 misses and write-backs)
+            when the launch has an L2 model; else ``gm_bytes``.
         gm_peak_bytes_per_s: the SoC's GM bandwidth.
         cube_flops: FLOPs of the cube instructions.
         cube_dtype: input dtype of most of those FLOPs (fp16 when there are none).
@@ -182,10 +186,12 @@ class KernelProfile:
     total_us: float
     launch_overhead_us: float
     span_us: float
+    startup_us: float
     pipes: tuple[PipeStat, ...]
     bound: str
     bytes_by_path: Mapping[str, int]
     gm_bytes: int
+    hbm_bytes: float
     gm_peak_bytes_per_s: float
     cube_flops: float
     cube_dtype: str
@@ -205,7 +211,8 @@ class KernelProfile:
             {str(p): int(n) for p, n in self.bytes_by_path.items()}))
         _require(self.bound in BOUNDS, f"bound must be one of {BOUNDS}, got {self.bound!r}")
         _require(tuple(p.pipe for p in self.pipes) == PIPES, "pipes must list every pipe in order")
-        _require(self.span_us >= 0 and self.launch_overhead_us >= 0, "times must be >= 0")
+        _require(min(self.span_us, self.launch_overhead_us, self.startup_us, self.hbm_bytes) >= 0,
+                 "times and byte counts must be >= 0")
         _require(abs(self.total_us - self.span_us - self.launch_overhead_us) < 1e-6,
                  "total_us must be span_us + launch_overhead_us")
         _require(self.gm_bytes == sum(n for p, n in self.bytes_by_path.items() if _touches_gm(p)),
@@ -227,7 +234,13 @@ class KernelProfile:
 
     @property
     def gm_util(self) -> float:
+        """GM bandwidth / the SoC's; above 1 only when L2 hits serve part of the traffic."""
         return self.gm_bandwidth_bytes_per_s / self.gm_peak_bytes_per_s
+
+    @property
+    def hbm_us(self) -> float:
+        """The least time the HBM traffic takes at the chip's whole HBM bandwidth."""
+        return self.hbm_bytes / self.gm_peak_bytes_per_s * 1e6
 
     @property
     def cube_flops_per_s(self) -> float:
@@ -254,9 +267,10 @@ class KernelProfile:
     def to_json(self) -> dict:
         return {
             "total_us": self.total_us, "launch_overhead_us": self.launch_overhead_us,
-            "span_us": self.span_us, "bound": self.bound,
+            "span_us": self.span_us, "startup_us": self.startup_us, "bound": self.bound,
             "pipes": [p.to_json() for p in self.pipes],
             "bytes_by_path": dict(self.bytes_by_path), "gm_bytes": self.gm_bytes,
+            "hbm_bytes": self.hbm_bytes, "hbm_us": self.hbm_us,
             "gm_bandwidth_bytes_per_s": self.gm_bandwidth_bytes_per_s,
             "gm_peak_bytes_per_s": self.gm_peak_bytes_per_s, "gm_util": self.gm_util,
             "cube_flops": self.cube_flops, "cube_dtype": self.cube_dtype,
@@ -335,25 +349,43 @@ def vector_peak_bytes_per_s(soc) -> float:
 
 
 # ---------------------------------------------------------------------- the bound
-def classify_bound(pipes: tuple[PipeStat, ...], launch_overhead_us: float) -> str:
-    """The bound of a kernel, from its pipes' busiest-core busy times.
+def classify_bound(pipes: tuple[PipeStat, ...], launch_overhead_us: float, hbm_us: float = 0.0,
+                   span_us: float = 0.0, startup_us: float = 0.0) -> str:
+    """The bound of a kernel, from its pipes' busiest-core busy times and its HBM time.
+
+    ``startup_us`` is the fixed scalar work with which every core starts (argument loading,
+    set-up; ``TimingParams.kernel_start_cycles`` per wave it runs): a cost of launching, not of
+    the kernel's own code, so it is taken out of the Scalar busy time here.
 
     Rule:
-    1. "launch" when the launch overhead is longer than every pipe's busiest-core busy time
-       (the fixed cost of starting the kernel outweighs all the work on any unit).
+    1. "launch" when the fixed costs (launch overhead + ``startup_us``) are longer than every
+       pipe's busiest-core busy time and than ``hbm_us``: starting the kernel outweighs all the
+       work on any unit.
     2. Otherwise each pipe counts for its group (:data:`PIPE_GROUP`: Scalar -> scalar, Vector
        -> vector, Cube -> cube, MTE1/MTE2/MTE3/FixPipe -> memory); a group's share is the
        largest ``max_share`` among its pipes (pipes of a group run in parallel, so the slowest
-       one is the group's time). The bound is the group with the largest share; ties go to the
-       first of :data:`TIE_ORDER` (memory, cube, vector, scalar).
+       one is the group's time). The memory share is at least ``hbm_us / span_us``, the share
+       of the span the chip's HBM needs for the launch's traffic (the cores together can
+       saturate HBM while no single core's MTE pipe is full). The bound is the group with the
+       largest share; ties go to the first of :data:`TIE_ORDER` (memory, cube, vector, scalar).
     """
-    busiest = max((p.max_us for p in pipes), default=0.0)
-    if launch_overhead_us > busiest:
+    def own_share(p: PipeStat) -> float:
+        if p.pipe != "S" or startup_us <= 0:
+            return p.max_share
+        return max(0.0, p.max_us - startup_us) / span_us if span_us > 0 else 0.0
+
+    def own_us(p: PipeStat) -> float:
+        return max(0.0, p.max_us - startup_us) if p.pipe == "S" else p.max_us
+
+    busiest = max((own_us(p) for p in pipes), default=0.0)
+    if launch_overhead_us + startup_us > max(busiest, hbm_us):
         return "launch"
     share = dict.fromkeys(TIE_ORDER, 0.0)
+    if span_us > 0:
+        share["memory"] = hbm_us / span_us
     for p in pipes:
         group = PIPE_GROUP[p.pipe]
-        share[group] = max(share[group], p.max_share)
+        share[group] = max(share[group], own_share(p))
     return max(TIE_ORDER, key=lambda g: (share[g], -TIE_ORDER.index(g)))
 
 
@@ -389,14 +421,21 @@ def _ordered_paths(bytes_by_path: Mapping[str, int]) -> dict[str, int]:
             for p in sorted(bytes_by_path, key=lambda p: (rank.get(p, len(rank)), p))}
 
 
-def build_profile(launch) -> KernelProfile:
-    """The :class:`KernelProfile` of a finished :class:`~ascsim.sim.launch.Launch`."""
+def build_profile(launch, end_cycles: float = 0.0) -> KernelProfile:
+    """The :class:`KernelProfile` of a finished :class:`~ascsim.sim.launch.Launch`.
+
+    ``end_cycles`` is the launch's end as the report has it, when something besides the cores'
+    timelines (the chip's HBM bandwidth) makes it later than the last core's end.
+    """
     soc = launch.soc
     cores = launch.cores
-    span_cycles = max((c.end_time() for c in cores), default=0.0)
+    span_cycles = max(end_cycles, max((c.end_time() for c in cores), default=0.0))
     span_us = soc.cycles_to_us(span_cycles)
     overhead = soc.timing.launch_overhead_us
     pipes = _pipe_stats(soc, cores, span_cycles)
+    physical = _physical_cores(cores)
+    waves = max((len(group) for group in physical.values()), default=0)
+    startup_us = soc.cycles_to_us(getattr(soc.timing, "kernel_start_cycles", 0) * waves)
 
     moved: dict[str, int] = {}
     for core in cores:
@@ -405,6 +444,9 @@ def build_profile(launch) -> KernelProfile:
             moved[path] = moved.get(path, 0) + int(n)
     moved = _ordered_paths(moved)
     gm_bytes = sum(n for p, n in moved.items() if _touches_gm(p))
+    l2 = launch.shared.get("l2") if isinstance(getattr(launch, "shared", None), dict) else None
+    hbm_bytes = float(l2.hbm_bytes()) if l2 is not None else float(gm_bytes)
+    hbm_us = hbm_bytes / soc.gm_bandwidth_bytes_per_s * 1e6
 
     flops_by_dtype: dict[str, float] = {}
     vector_bytes = 0
@@ -433,11 +475,12 @@ def build_profile(launch) -> KernelProfile:
                             achieved_per_s=work / span_s, peak_per_s=peak,
                             gm_peak_bytes_per_s=gm_peak)
 
-    physical = _physical_cores(cores)
     return KernelProfile(
         total_us=span_us + overhead, launch_overhead_us=overhead, span_us=span_us,
-        pipes=pipes, bound=classify_bound(pipes, overhead), bytes_by_path=moved,
-        gm_bytes=gm_bytes, gm_peak_bytes_per_s=gm_peak, cube_flops=cube_flops,
+        startup_us=startup_us, pipes=pipes,
+        bound=classify_bound(pipes, overhead, hbm_us, span_us, startup_us),
+        bytes_by_path=moved, gm_bytes=gm_bytes, hbm_bytes=hbm_bytes, gm_peak_bytes_per_s=gm_peak,
+        cube_flops=cube_flops,
         cube_dtype=cube_dtype, cube_peak_flops_per_s=cube_peak, cube_util=min(cube_util, 1.0),
         vector_bytes=vector_bytes, vector_peak_bytes_per_s=vector_peak,
         aic_used=sum(1 for kind, _ in physical if kind == "AIC"),
