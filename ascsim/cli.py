@@ -90,13 +90,13 @@ def _run(ns, console: Console) -> int:
     reports = SESSION.reports
     if not ns.quiet:
         print_reports(reports, console, cores=not ns.no_cores)
-    if ns.trace:
-        n = write_trace(ns.trace, SESSION.launches, reports)
-        console.print(f"trace: {ns.trace} ({n} events) — open it in https://ui.perfetto.dev "
         if ns.profile:
             from ascsim.display import print_profiles
 
             print_profiles(reports, console)
+    if ns.trace:
+        n = write_trace(ns.trace, SESSION.launches, reports)
+        console.print(f"trace: {ns.trace} ({n} events) — open it in https://ui.perfetto.dev "
                       "or chrome://tracing")
     if ns.json:
         with open(ns.json, "w") as fh:
