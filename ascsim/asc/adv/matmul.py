@@ -525,7 +525,10 @@ class Matmul:
         ub_write = (tensor.access(off, count),)
         latency = client.timing.cross_core_flag_latency_cycles
         if client.soc.has_path("L0C->UB"):  # 950: FixPipe writes the AIV's UB directly
-            fix = self._charge_fix(aic, "L0C->UB", rows, cols, block.ready, loc,
+            # The request names the UB buffer, so the AIC writes it only after the AIV has
+            # asked for it (and after whatever the AIV did to that buffer before asking).
+            request = self._message(client, aic)
+            fix = self._charge_fix(aic, "L0C->UB", rows, cols, max(block.ready, request), loc,
                                    writes=ub_write, tensor=tensor)
             if tensor.slot is not None and fix.done > tensor.slot.last_done:
                 tensor.slot.last_done = fix.done

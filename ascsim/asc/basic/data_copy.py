@@ -22,6 +22,7 @@ from ascsim.asc.params import (
 from ascsim.asc.tensor import GlobalTensor, check_gm_range
 from ascsim.hw.spec import PATH_PIPE
 from ascsim.sim.errors import KernelError
+from ascsim.sim.transfer import transfer_cycles as _transfer_cycles
 
 # Cube-side copy forms register themselves here: parameter type -> handler(dst, src, params).
 EXTRA_FORMS: dict[type, object] = {}
@@ -64,22 +65,33 @@ def _access(tensor, lo: int, hi: int) -> tuple:
     return (tensor.mem.key, tensor.addr + lo, tensor.addr + hi)
 
 
-def transfer_cycles(path: str, nbytes: int, bursts: int = 1, core=None) -> tuple[float, float]:
+def _block_accesses(tensor, blocks, side: int, lo: int, hi: int) -> tuple:
+    """Access records of a strided copy: one covering range when the blocks are contiguous on
+    this side, else one per block, so that cores writing interleaved rows of one tensor (side
+    by side column blocks of a matrix) are not mistaken for overlapping writers."""
+    covered = sum(b[2] for b in blocks)
+    if covered == hi - lo:
+        return (_access(tensor, lo, hi),)
+    return tuple(_access(tensor, b[side], b[side] + b[2]) for b in blocks)
+
+
+def transfer_cycles(path: str, nbytes: int, bursts: int = 1, core=None,
+                    gm=None) -> tuple[float, float]:
     """(busy, latency) cycles of moving ``nbytes`` along ``path`` in ``bursts`` bursts on
-    ``core`` (default: the calling core)."""
-    core = core or current_core()
-    soc = core.soc
-    timing = soc.timing
-    rate = soc.core_bw(core.kind.lower()).for_path(path)
-    src, dst = path.split("->")
-    latency = 0.0
-    if src == "GM" or dst == "GM":
-        rate = min(rate, core.gm_share)
-        latency = timing.gm_read_latency_cycles if src == "GM" else timing.gm_write_latency_cycles
-    startup = {"MTE2": timing.mte2_startup_cycles, "MTE3": timing.mte3_startup_cycles,
-               "MTE1": timing.mte1_startup_cycles, "FIX": timing.fixpipe_startup_cycles}
-    busy = nbytes / rate + startup.get(PATH_PIPE[path], 0) + (bursts - 1)
-    return busy, latency
+    ``core`` (default: the calling core); ``gm`` = ``(buffer_id, starts, ends)`` names the GM
+    bytes touched, for the L2 model (see :mod:`ascsim.sim.transfer`)."""
+    return _transfer_cycles(core or current_core(), path, nbytes, bursts, gm)
+
+
+def gm_ranges(tensor, blocks, index: int):
+    """``(buffer_id, starts, ends)`` of the GM side of ``blocks`` (``index`` 0: source offsets,
+    1: destination offsets), or None when ``tensor`` is not in GM."""
+    if not isinstance(tensor, GlobalTensor) or not blocks:
+        return None
+    base = tensor.byte_offset
+    starts = np.fromiter((b[index] for b in blocks), dtype=np.int64, count=len(blocks)) + base
+    ends = starts + np.fromiter((b[2] for b in blocks), dtype=np.int64, count=len(blocks))
+    return tensor.buffer.id, starts, ends
 
 
 def _move(op: str, dst, src, path: str, pipe: str, blocks: list[tuple[int, int, int]], loc,
@@ -109,15 +121,16 @@ def _move(op: str, dst, src, path: str, pipe: str, blocks: list[tuple[int, int, 
             else:
                 for s, d, n in blocks:
                     dst_bytes[d - d_lo: d - d_lo + n] = src_bytes[s - s_lo: s - s_lo + n]
-        reads = (_access(src, s_lo, s_hi),)
-        writes = (_access(dst, d_lo, d_hi),)
+        reads = _block_accesses(src, blocks, 0, s_lo, s_hi)
+        writes = _block_accesses(dst, blocks, 1, d_lo, d_hi)
     else:
         reads = writes = ()
     if fill is not None:
         fill()
     core = current_core()
     core.count_bytes(path, total)
-    busy, latency = transfer_cycles(path, total, max(1, len(blocks)))
+    gm = gm_ranges(src, blocks, 0) or gm_ranges(dst, blocks, 1)
+    busy, latency = transfer_cycles(path, total, max(1, len(blocks)), core, gm)
     local = tuple(t for t in (dst, src) if not isinstance(t, GlobalTensor))
     execute(pipe, op, busy, latency, loc, local, reads, writes, info=(path, total))
 

@@ -1,0 +1,142 @@
+"""``matmul_leaky_relu``: C = LeakyReLU(A·B + bias, alpha) on the simulated chip.
+
+A [M, K] and B [K, N] are float16 or bfloat16 (one dtype), bias [1, N] (or [N]) float32, C
+float32. The Cube accumulates in fp32 and adds the bias; the activation runs on the vector
+units. Variants:
+
+- ``unfused``: a matmul kernel writes A·B + bias (fp32) to GM, a vector kernel applies
+  LeakyReLU and writes C — two launches. C is already an fp32 workspace, so the semi-fused
+  design (cube kernel → fp32 workspace → vector kernel) is this same pair: ``semi`` runs it.
+- ``fused``: one MIX kernel; each C block goes from the Cube to the AIV's UB (through a GM
+  workspace on 910B, FixPipe L0C→UB on 950), is activated there and written once.
+- ``auto``: the faster of the two for the shape, chosen by simulating both once per
+  (shape, dtype, SoC) and remembering the choice.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ascsim import context
+from ascsim.asc.adv.tiling_structs import TCubeTiling
+from ascsim.asc.lib import host
+from ascsim.ops.kernels.activation import TILE, activation_kernel, launch_plan
+from ascsim.ops.kernels.matmul import matmul_bias_kernel, matmul_leaky_relu_kernel
+from ascsim.ops.result import OpInfo
+
+VARIANTS = ("unfused", "semi", "fused", "auto")
+INPUT_DTYPES = {torch.float16: host.DataType.DT_FLOAT16, torch.bfloat16: host.DataType.DT_BF16}
+WORKSPACE_BYTES = 16 * 1024 * 1024  # the Matmul API's GM workspace (C blocks on their way)
+_AUTO_CHOICE: dict[tuple, str] = {}
+
+
+def _as_tensor(value, name: str) -> torch.Tensor:
+    if isinstance(value, torch.Tensor):
+        return value
+    if isinstance(value, np.ndarray):
+        return torch.from_numpy(value)
+    raise ValueError(f"{name} must be a torch tensor or numpy array, got {type(value).__name__}")
+
+
+def _validate(a, b, bias, alpha) -> tuple[int, int, int]:
+    if a.dtype not in INPUT_DTYPES:
+        raise ValueError(f"A is {a.dtype}; matmul_leaky_relu takes float16 or bfloat16 A and B")
+    if b.dtype != a.dtype:
+        raise ValueError(f"A is {a.dtype} but B is {b.dtype}: A and B must share one dtype")
+    if bias.dtype != torch.float32:
+        raise ValueError(f"bias is {bias.dtype}; it must be float32")
+    if a.dim() != 2 or b.dim() != 2:
+        raise ValueError(f"A and B must be 2-D, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
+    m, k = a.shape
+    kb, n = b.shape
+    if k != kb:
+        raise ValueError(f"A is [{m}, {k}] but B is [{kb}, {n}]: the K dimensions differ")
+    if tuple(bias.shape) not in ((1, n), (n,)):
+        raise ValueError(f"bias must be [1, {n}] (or [{n}]), got {tuple(bias.shape)}")
+    if not isinstance(alpha, (int, float)) or not np.isfinite(alpha):
+        raise ValueError(f"alpha must be a finite number, got {alpha!r}")
+    if min(m, n, k) < 1:
+        raise ValueError(f"empty matmul {m}x{k} @ {k}x{n}")
+    return int(m), int(n), int(k)
+
+
+def _tiling(m: int, n: int, k: int, in_dtype, c_position) -> TCubeTiling:
+    soc = context.current_soc()
+    tiler = host.MultiCoreMatmulTiling(host.get_ascendc_platform())
+    tiler.set_a_type(host.TPosition.GM, host.CubeFormat.ND, in_dtype, False)
+    tiler.set_b_type(host.TPosition.GM, host.CubeFormat.ND, in_dtype, False)
+    tiler.set_c_type(c_position, host.CubeFormat.ND, host.DataType.DT_FLOAT)
+    tiler.set_bias_type(host.TPosition.GM, host.CubeFormat.ND, host.DataType.DT_FLOAT)
+    tiler.set_dim(soc.aiv_count)
+    tiler.set_org_shape(m, n, k)
+    tiler.set_shape(m, n, k)
+    tiler.enable_bias(True)
+    tiler.set_traverse(host.MatrixTraverse.FIRSTM)
+    tiler.set_buffer_space(-1, -1, -1)
+    tiling = TCubeTiling()
+    if tiler.get_tiling(tiling) != 0:
+        raise ValueError(f"no Matmul tiling fits {m}x{k} @ {k}x{n} on {soc.name}")
+    return tiling
+
+
+def _blocks(tiling: TCubeTiling) -> int:
+    # MIX launches count AIC+2 AIV groups; the tiling counts AIVs.
+    return max(1, -(-int(tiling.used_core_num) // 2))
+
+
+def _run_unfused(a, b, bias, alpha, m, n, k):
+    tiling = _tiling(m, n, k, INPUT_DTYPES[a.dtype], host.TPosition.GM)
+    workspace = torch.zeros(WORKSPACE_BYTES, dtype=torch.uint8)
+    pre = torch.empty((m, n), dtype=torch.float32)
+    c = torch.empty((m, n), dtype=torch.float32)
+    r1 = matmul_bias_kernel[_blocks(tiling)](a, b, bias, pre, tiling, workspace)
+    cores, chunk = launch_plan(m * n, context.current_soc().aiv_count)
+    r2 = activation_kernel[cores](pre, c, m * n, chunk, float(alpha), "leaky_relu", TILE)
+    return c, (r1, r2), m * n * 4
+
+
+def _run_fused(a, b, bias, alpha, m, n, k):
+    tiling = _tiling(m, n, k, INPUT_DTYPES[a.dtype], host.TPosition.VECCALC)
+    workspace = torch.zeros(WORKSPACE_BYTES, dtype=torch.uint8)
+    c = torch.empty((m, n), dtype=torch.float32)
+    r = matmul_leaky_relu_kernel[_blocks(tiling)](a, b, bias, c, float(alpha), tiling, workspace)
+    return c, (r,), 0
+
+
+_RUNNERS = {"unfused": _run_unfused, "semi": _run_unfused, "fused": _run_fused}
+
+
+def matmul_leaky_relu(a, b, bias, alpha: float = 0.001, *, variant: str = "auto", soc=None,
+                      return_report: bool = False):
+    """C = LeakyReLU(A·B + bias, alpha) computed by ascsim kernels (see the module doc)."""
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    a, b, bias = (_as_tensor(t, name) for t, name in ((a, "A"), (b, "B"), (bias, "bias")))
+    m, n, k = _validate(a, b, bias, alpha)
+    previous = context.current_soc()
+    spec = context.set_soc(soc) if soc is not None else previous
+    try:
+        a, b = a.contiguous(), b.contiguous()
+        bias = bias.reshape(1, n).contiguous()
+        chosen = variant
+        if variant == "auto":
+            key = (m, n, k, str(a.dtype), spec.name)
+            chosen = _AUTO_CHOICE.get(key)
+            if chosen is None:
+                times = {v: sum(r.device_time_us for r in _RUNNERS[v](a, b, bias, alpha, m, n,
+                                                                      k)[1])
+                         for v in ("unfused", "fused")}
+                chosen = min(times, key=times.get)
+                _AUTO_CHOICE[key] = chosen
+        c, reports, workspace = _RUNNERS[chosen](a, b, bias, alpha, m, n, k)
+    finally:
+        context.set_soc(previous)
+    if not return_report:
+        return c
+    info = OpInfo(op="matmul_leaky_relu", variant=chosen, soc=spec.name, reports=tuple(reports),
+                  workspace_bytes=workspace)
+    return c, info
+
+
+__all__ = ["VARIANTS", "matmul_leaky_relu"]
