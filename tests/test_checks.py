@@ -526,6 +526,22 @@ def test_examples_have_no_findings(path):
         assert report.findings == [], [f.format() for f in report.findings]
 
 
+TUTORIALS_DIR = "/work/pyasc_tutorials"
+TUTORIALS = sorted(p for p in glob.glob(os.path.join(TUTORIALS_DIR, "0[1-8]_*", "*.py"))
+                   if not os.path.basename(p).startswith("bench_"))
+
+
+@pytest.mark.skipif(not TUTORIALS, reason="the saved pyasc tutorials are not on this machine")
+@pytest.mark.parametrize("path", TUTORIALS, ids=[os.path.basename(p) for p in TUTORIALS])
+def test_pyasc_tutorials_have_no_findings(path):
+    from ascsim.runner import run_script
+
+    run_script(path, ["-r", "Model", "-v", "Ascend910B1"])
+    assert SESSION.reports, "the tutorial launched no kernel"
+    for report in SESSION.reports:
+        assert report.findings == [], [f.format() for f in report.findings]
+
+
 def test_cli_check_writes_json(tmp_path):
     from ascsim.cli import main
 
