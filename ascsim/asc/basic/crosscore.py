@@ -115,7 +115,9 @@ def _pipe_name(pipe, loc) -> str:
 def _release(state: _CrossCoreState, gather: _Gather, flag: int, loc) -> None:
     """Complete every round in which all participants have set, raising the targets' counters."""
     while all(gather.arrived.get(p) for p in gather.participants):
-        t = max(gather.arrived[p].popleft() for p in gather.participants)
+        # Each arrival is (cycle, core id, pipe); the round completes with the latest one.
+        t = max((gather.arrived[p].popleft() for p in gather.participants),
+                key=lambda arrival: arrival[0])
         notify_observers(current_core().launch, "on_cross_core_release", flag,
                          gather.participants, gather.targets)
         for target in gather.targets:
@@ -153,7 +155,7 @@ def cross_core_set_flag(flag_id, mode_id: int = 0, pipe: PipeID = PipeID.PIPE_S)
     if gather is None:
         gather = _Gather(tuple(participants), tuple(targets), {})
         state.gathers[key + (flag,)] = gather
-    gather.arrived.setdefault(core.core_id, deque()).append(t_set)
+    gather.arrived.setdefault(core.core_id, deque()).append((t_set, core.core_id, pipe_name))
     notify_observers(core.launch, "on_cross_core_set", core, flag, mode, pipe_name, loc)
     _release(state, gather, flag, loc)
     current_scheduler().notify()
@@ -178,7 +180,9 @@ def cross_core_wait_flag(flag_id, mode_id: int = 0, pipe: PipeID = PipeID.PIPE_S
     what = (f"cross-core flag {flag} (cross_core_wait_flag mode {int(mode_id)}), to be set by "
             f"{_who_sets(core)}")
     current_scheduler().wait_until(lambda: bool(counter), what, loc)
-    t = counter.popleft() + core.timing.cross_core_flag_latency_cycles
+    t_set, setter, setter_pipe = counter.popleft()
+    t = t_set + core.timing.cross_core_flag_latency_cycles
+    core.launch.record_cross_edge(setter, setter_pipe, t_set, core, pipe_name, t, loc)
     notify_observers(core.launch, "on_cross_core_wait", core, flag, int(mode_id), pipe_name, loc)
     if pipe_name == "ALL":
         for p in ("S", *SET_PIPES):
@@ -209,14 +213,16 @@ def sync_all(*workspaces, used_cores=None, is_aiv_only: bool = True) -> None:
     if gather is None:
         gather = _Gather(ids, ids, {})
         state.gathers[key] = gather
-    gather.arrived.setdefault(core.core_id, deque()).append(core.end_time())
+    gather.arrived.setdefault(core.core_id, deque()).append((core.end_time(), core.core_id, "ALL"))
     notify_observers(core.launch, "on_cross_core_set", core, -1, "sync_all", "ALL", loc)
     _release(state, gather, -1, loc)
     current_scheduler().notify()
     counter = state.counter(core.core_id, -1)
     current_scheduler().wait_until(
         lambda: bool(counter), f"sync_all (barrier of {len(ids)} cores)", loc)
-    t = counter.popleft() + core.timing.cross_core_flag_latency_cycles
+    t_set, setter, _ = counter.popleft()
+    t = t_set + core.timing.cross_core_flag_latency_cycles
+    core.launch.record_cross_edge(setter, "ALL", t_set, core, "ALL", t, loc)
     notify_observers(core.launch, "on_cross_core_wait", core, -1, "sync_all", "ALL", loc)
     for p in ("S", *SET_PIPES):
         core.block_pipe(p, t)
