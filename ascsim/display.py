@@ -15,7 +15,9 @@ MAX_CORE_ROWS = 8
 def report_table(report: KernelReport) -> Table:
     busy = report.pipe_busy_us()
     share = report.pipe_share()
-    title = (f"{report.kernel} on {report.soc}: {report.block_num} block(s) {report.kernel_type}, "
+    failed = " [stopped with an error: times cover what ran]" if report.failed else ""
+    title = (f"{report.kernel}{failed} on {report.soc}: {report.block_num} block(s) "
+             f"{report.kernel_type}, "
              f"device time {report.device_time_us:.2f} µs "
              f"(incl. {report.launch_overhead_us:.2f} µs launch)")
     table = Table(title=title, title_justify="left", show_edge=False)

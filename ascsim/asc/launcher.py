@@ -57,7 +57,8 @@ def _torch_bytes(tensor) -> np.ndarray:
     flat = tensor.detach().contiguous().reshape(-1)
     if flat.dtype == torch.bool:
         flat = flat.to(torch.uint8)
-    return flat.view(torch.uint8).numpy().copy() if flat.numel() else np.zeros(0, np.uint8)
+    # No copy: the bytes are copied into GM right away.
+    return flat.view(torch.uint8).numpy() if flat.numel() else np.zeros(0, np.uint8)
 
 
 class HostArgument:
@@ -74,8 +75,7 @@ class HostArgument:
         else:  # bytes / bytearray
             self.dtype = dtypes.uint8
             raw = np.frombuffer(bytes(value), dtype=np.uint8)
-        self.buffer = memory.alloc(raw.size, name)
-        self.buffer.data[: raw.size] = raw
+        self.buffer = memory.from_array(raw, name)
 
     def address(self) -> GlobalAddress:
         return GlobalAddress(self.buffer, 0, self.dtype)
@@ -89,7 +89,7 @@ class HostArgument:
             if value.numel() == 0:
                 return
             target = value.dtype
-            src = torch.from_numpy(raw.copy())
+            src = torch.from_numpy(raw)  # copy_ below copies
             if target == torch.bool:
                 value.copy_(src.view(torch.uint8).reshape(value.shape).to(torch.bool))
             else:
@@ -157,7 +157,15 @@ def run_launch(name: str, body, args: dict, constexpr: set, block_num: int, kind
         except ServerMode:
             pass
 
-    report = launch.run(per_core)
+    try:
+        report = launch.run(per_core)
+    except BaseException:
+        # The kernel failed (a fault, a deadlock, strict mode): keep what was found up to
+        # there, so `ascsim check` can still list the findings next to the error.
+        SESSION.reports.append(launch.partial_report())
+        if SESSION.keep_launches:
+            SESSION.launches.append(launch)
+        raise
     for host in host_args:
         host.copy_back()
     SESSION.reports.append(report)

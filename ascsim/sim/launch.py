@@ -92,6 +92,8 @@ class Launch:
                                 start_time=previous_end.get(physical, 0.0))
                     core.physical = physical
                     core.group = block
+                    # Argument loading, TPipe set-up, tiling copy-in before the first API call.
+                    core.scalar_work(self.soc.timing.kernel_start_cycles)
                     wave_cores.append(core)
                     self.cores.append(core)
             self._share_bandwidth(wave_cores)
@@ -110,6 +112,13 @@ class Launch:
         for core in cores:
             core.gm_share = share
 
+    def partial_report(self) -> KernelReport:
+        """The report of a launch that stopped with an error: its findings and the timing of
+        whatever ran before the error (``failed`` is set)."""
+        report = self._report()
+        report.failed = True
+        return report
+
     def _report(self) -> KernelReport:
         soc = self.soc
         overhead = soc.timing.launch_overhead_us
@@ -126,6 +135,10 @@ class Launch:
                 instructions=len(core.instrs)))
             for path, n in core.bytes_moved.items():
                 bytes_moved[path] = bytes_moved.get(path, 0) + n
+        l2 = self.shared.get("l2")
+        if l2 is not None:
+            # All cores together move no more than the chip's HBM bandwidth (sim/l2.py).
+            end = max(end, l2.hbm_bound_cycles(soc.gm_bandwidth_bytes_per_cycle))
         return KernelReport(
             kernel=self.config.kernel, soc=soc.name, kernel_type=self.kind,
             block_num=self.config.block_num,

@@ -40,6 +40,8 @@ class KernelReport:
     cores: list[CoreReport]
     findings: list[Finding] = field(default_factory=list)
     bytes_moved: dict[str, int] = field(default_factory=dict)
+    # True when the launch stopped with an error; times then cover only what ran.
+    failed: bool = False
     # The :class:`ascsim.sim.profile.KernelProfile` of the launch (None if built elsewhere).
     profile: object | None = None
 
@@ -78,5 +80,6 @@ class KernelReport:
                 for c in self.cores
             ],
             "findings": [f.to_json() for f in self.findings],
+            "failed": self.failed,
             "profile": self.profile.to_json() if self.profile is not None else None,
         }
