@@ -1,8 +1,10 @@
 """How fast is the simulator? Wall time of simulating a kernel vs numpy doing the same arithmetic.
 
-Cases: the 8×2048 fp32 vector add (the TQue example) and SwiGLU at (2, 1024, 1024) fp32. The
-ratio "simulated / numpy" is what to track: it does not depend on the host machine as much as
-absolute times do. Each time is the median of a few repeats.
+Cases: the 8×2048 fp32 vector add (the TQue example), SwiGLU at (2, 1024, 1024) fp32 and the
+fused 1024×256×640 matmul + LeakyReLU (fp16 in, fp32 out; MIX kernel). The ratio
+"simulated / reference" is what to track: it does not depend on the host machine as much as
+absolute times do. Each time is the median of a few repeats. Then every kernel launched by each
+example's ``run()`` is timed on its own (target: each under 1 s).
 
     .venv/bin/python benchmarks/sim_speed.py            # full sizes
     .venv/bin/python benchmarks/sim_speed.py --quick    # tiny sizes, one repeat (smoke test)
@@ -11,6 +13,8 @@ absolute times do. Each time is the median of a few repeats.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib
 import statistics
 import sys
 import time
@@ -21,10 +25,13 @@ import numpy as np
 import torch
 
 from ascsim import context
-from ascsim.demo import load_example
+from ascsim.demo import EXAMPLES_DIR, load_example
 from ascsim.session import SESSION
 
 SOC = "Ascend910B1"
+# The module (``ascsim.asc.jit`` the attribute is the decorator): launches go through its
+# ``run_launch``, which timed_launches wraps.
+jit_module = importlib.import_module("ascsim.asc.jit")
 REPEATS = 3
 
 
@@ -68,6 +75,71 @@ def swiglu_case(shape: tuple[int, ...]) -> SpeedCase:
     return SpeedCase(f"swiglu fp32 {shape}", lambda: example.swiglu(gate, up), numpy_swiglu)
 
 
+def matmul_case(m: int, k: int, n: int) -> SpeedCase:
+    """The fused matmul + LeakyReLU example's kernel alone (inputs and tiling made once)."""
+    example = load_example("matmul_leakyrelu")
+    a = torch.randint(-5, 5, (m, k)).to(torch.float16)
+    b = torch.randint(-5, 5, (k, n)).to(torch.float16)
+    bias = torch.randint(-5, 5, (1, n)).to(torch.float32)
+    c = torch.zeros((m, n), dtype=torch.float32)
+    workspace = torch.zeros(16 * 1024 * 1024, dtype=torch.uint8)
+    tiling = example.plan(m, n, k)
+    kernel = example.matmul_leakyrelu_kernel[tiling.used_core_num // 2]
+
+    def simulate():
+        return kernel(a, b, c, bias, example.ALPHA, tiling, workspace)
+
+    def torch_reference():
+        return torch.nn.functional.leaky_relu(a.float() @ b.float() + bias, example.ALPHA)
+
+    return SpeedCase(f"matmul+leakyrelu {m}x{k}x{n}", simulate, torch_reference)
+
+
+@contextlib.contextmanager
+def timed_launches(log: list[tuple[str, float]]):
+    """Record (kernel name, wall seconds) of every kernel launch made inside the block."""
+    original = jit_module.run_launch
+
+    def timed(name, *args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return original(name, *args, **kwargs)
+        finally:
+            log.append((name, time.perf_counter() - start))
+
+    jit_module.run_launch = timed
+    try:
+        yield log
+    finally:
+        jit_module.run_launch = original
+
+
+def example_launch_times(quick: bool) -> list[tuple[str, str, float]]:
+    """(example, kernel, seconds) of every launch of every example's ``run()`` (the second run,
+    so one-time costs such as the AST rewrite are not counted)."""
+    rows = []
+    for path in sorted(EXAMPLES_DIR.glob("*.py")):
+        module = load_example(path.stem)
+        if not hasattr(module, "run"):
+            continue
+        kwargs = QUICK_EXAMPLE_ARGS.get(path.stem, {}) if quick else {}
+        module.run(**kwargs)
+        log: list[tuple[str, float]] = []
+        with timed_launches(log):
+            module.run(**kwargs)
+        SESSION.clear()
+        rows.extend((path.stem, kernel, seconds) for kernel, seconds in log)
+    return rows
+
+
+# Smaller shapes for the quick (smoke-test) mode, where an example's defaults are large.
+QUICK_EXAMPLE_ARGS = {
+    "matmul_leakyrelu": {"m": 512, "n": 256},
+    "matmul_cube_only": {"n": 2048},
+    "matmul_mix": {"m": 256, "k": 256, "n": 512},
+}
+
+
 def measure(case: SpeedCase, repeats: int) -> tuple[float, float]:
     """(simulated seconds, numpy seconds), medians; the simulated run is warmed up once."""
     case.simulate()
@@ -83,14 +155,24 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     context.request_soc(SOC)
     if args.quick:
-        cases, repeats = [add_case(2 * 1024), swiglu_case((2, 4, 256))], 1
+        cases = [add_case(2 * 1024), swiglu_case((2, 4, 256)), matmul_case(512, 256, 256)]
+        repeats = 1
     else:
-        cases, repeats = [add_case(8 * 2048), swiglu_case((2, 1024, 1024))], REPEATS
-    print(f"simulator speed on {SOC} (median of {repeats}):")
-    print(f"{'case':<28}{'simulated ms':>14}{'numpy ms':>12}{'ratio':>10}")
+        cases = [add_case(8 * 2048), swiglu_case((2, 1024, 1024)), matmul_case(1024, 256, 640)]
+        repeats = REPEATS
+    print(f"simulator speed on {SOC} (median of {repeats}; reference: numpy, torch for matmul):")
+    print(f"{'case':<32}{'simulated ms':>14}{'ref ms':>12}{'ratio':>10}")
     for case in cases:
         sim, ref = measure(case, repeats)
-        print(f"{case.name:<28}{sim * 1e3:>14.1f}{ref * 1e3:>12.3f}{sim / ref:>9.0f}x")
+        print(f"{case.name:<32}{sim * 1e3:>14.1f}{ref * 1e3:>12.3f}{sim / ref:>9.0f}x")
+    print("\nevery kernel launch of the examples (target: under 1 s each):")
+    print(f"{'example':<22}{'kernel':<28}{'wall ms':>10}")
+    rows = example_launch_times(args.quick)
+    for example, kernel, seconds in rows:
+        flag = "  SLOW" if seconds > 1.0 else ""
+        print(f"{example:<22}{kernel:<28}{seconds * 1e3:>10.1f}{flag}")
+    slowest = max(rows, key=lambda row: row[2])
+    print(f"slowest: {slowest[0]} ({slowest[2] * 1e3:.0f} ms)")
     return 0
 
 

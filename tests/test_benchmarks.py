@@ -35,9 +35,13 @@ def restore_soc():
 def test_sim_speed_quick(capsys):
     assert _load("sim_speed").main(["--quick"]) == 0
     out = capsys.readouterr().out
-    ratios = re.findall(r"^(add|swiglu) fp32 .*?(\d+)x$", out, flags=re.M)
-    assert [kind for kind, _ in ratios] == ["add", "swiglu"]
-    assert all(int(r) > 0 for _, r in ratios)
+    ratios = re.findall(r"^(add fp32|swiglu fp32|matmul\+leakyrelu) .*?(\d+)x$", out, flags=re.M)
+    assert [kind for kind, _ in ratios] == ["add fp32", "swiglu fp32", "matmul+leakyrelu"]
+    assert all(int(r) >= 0 for _, r in ratios)
+    # Every example's kernel launches are listed with their wall time.
+    launches = re.findall(r"^(\w+)\s+(\w+)\s+([\d.]+)( +SLOW)?$", out, flags=re.M)
+    assert {"vector_add_queues", "swiglu", "matmul_leakyrelu"} <= {e for e, *_ in launches}
+    assert "slowest:" in out
 
 
 def test_calibration_quick(capsys):

@@ -91,9 +91,10 @@ class JITFunction:
             return KERNEL_TYPE_KINDS.get(int(kernel_type), "MIX")
         if options.get("matmul_cube_only"):
             return "AIC_ONLY"
-        if jit_rewrite.uses_call(self.fn, "register_matmul"):
-            return "MIX"
-        return "AIV_ONLY"
+        uses_matmul = self.__dict__.get("_uses_matmul")
+        if uses_matmul is None:  # parsing the source on every launch costs milliseconds
+            uses_matmul = self._uses_matmul = jit_rewrite.uses_call(self.fn, "register_matmul")
+        return "MIX" if uses_matmul else "AIV_ONLY"
 
     def __repr__(self) -> str:
         return f"<asc.jit kernel {self.fn.__name__}>"

@@ -23,13 +23,19 @@ class GmBuffer:
 
     __slots__ = ("id", "name", "data", "nbytes", "address")
 
-    def __init__(self, buffer_id: int, name: str, nbytes: int, address: int):
+    def __init__(self, buffer_id: int, name: str, nbytes: int, address: int,
+                 initial: np.ndarray | None = None):
         self.id = buffer_id
         self.name = name
         self.nbytes = nbytes
         self.address = address
         padded = round_up(nbytes + GM_ALIGN, GM_ALIGN)
-        self.data = np.full(padded, FILL_BYTE, dtype=np.uint8)
+        if initial is None:
+            self.data = np.full(padded, FILL_BYTE, dtype=np.uint8)
+        else:  # host data: only the padding needs the fill byte
+            self.data = np.empty(padded, dtype=np.uint8)
+            self.data[:initial.size] = initial
+            self.data[initial.size:] = FILL_BYTE
 
     @property
     def capacity(self) -> int:
@@ -49,10 +55,11 @@ class DeviceMemory:
         self.buffers: list[GmBuffer] = []
         self._next_address = self.BASE_ADDRESS
 
-    def alloc(self, nbytes: int, name: str) -> GmBuffer:
+    def alloc(self, nbytes: int, name: str, initial: np.ndarray | None = None) -> GmBuffer:
+        """A fresh allocation (filled with the fill byte, or starting with ``initial`` bytes)."""
         if nbytes < 0:
             raise ValueError(f"cannot allocate {nbytes} bytes")
-        buf = GmBuffer(len(self.buffers), name, int(nbytes), self._next_address)
+        buf = GmBuffer(len(self.buffers), name, int(nbytes), self._next_address, initial)
         self._next_address += round_up(buf.capacity, GM_ALIGN)
         self.buffers.append(buf)
         return buf
@@ -60,23 +67,33 @@ class DeviceMemory:
     def from_array(self, array: np.ndarray, name: str) -> GmBuffer:
         """Allocate and copy a host array in (host-to-device copy)."""
         raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
-        buf = self.alloc(raw.size, name)
-        buf.data[: raw.size] = raw
-        return buf
+        return self.alloc(raw.size, name, initial=raw)
 
 
 class LocalMemory:
-    """One on-chip buffer of a core (UB, L1, L0A, L0B, L0C, BT, FB)."""
+    """One on-chip buffer of a core (UB, L1, L0A, L0B, L0C, BT, FB).
 
-    __slots__ = ("name", "data", "capacity", "core_id", "key")
+    The bytes are allocated on first use: a core touches only some of its buffers (an AIC of a
+    Matmul kernel may never read L0A's data), and filling a megabyte per core per launch would
+    cost more than many kernels' whole simulation.
+    """
+
+    __slots__ = ("name", "_data", "capacity", "core_id", "key")
 
     def __init__(self, name: str, capacity: int, core_id: int):
         self.name = name
         self.capacity = capacity
         self.core_id = core_id
-        self.data = np.full(capacity, FILL_BYTE, dtype=np.uint8)
+        self._data = None
         # Identifies this buffer in access records: (core, buffer name).
         self.key = (core_id, name)
+
+    @property
+    def data(self) -> np.ndarray:
+        data = self._data
+        if data is None:
+            data = self._data = np.full(self.capacity, FILL_BYTE, dtype=np.uint8)
+        return data
 
     def __repr__(self) -> str:
         return f"LocalMemory({self.name}, core {self.core_id}, {self.capacity} B)"

@@ -1,16 +1,16 @@
 """Cooperative, deterministic execution of one kernel body per core.
 
 Kernels are ordinary Python executed eagerly, so a core that waits for another core (a cross-core
-flag, ``sync_all``) must be suspended mid-function. Each core runs in its own thread, but only the
-holder of the baton runs: cores take turns in a fixed order and hand the baton on when they finish
-or must wait. The interleaving, and so every result and every simulated cycle, is the same on
-every run. When a full round passes with every unfinished core waiting and nothing changing, the
-kernel is deadlocked and we say which core waits for what, and where.
+flag, ``sync_all``) must be suspended mid-function: such a core keeps a thread parked inside its
+kernel code. Only the holder of the baton runs: cores take turns in a fixed order and hand the
+baton on when they finish or must wait. The interleaving, and so every result and every
+simulated cycle, is the same on every run. When a full round passes with every unfinished core
+waiting and nothing changing, the kernel is deadlocked and we say which core waits for what,
+and where.
 """
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Callable
 
@@ -30,20 +30,29 @@ def current_core():
         ) from None
 
 
+class _Abort(BaseException):  # noqa: N818 - control flow, not an error
+    """Unwinds a parked core after another core failed; the driver reports that failure."""
+
+
 class _Slot:
-    __slots__ = ("core", "thread", "go", "waiting", "done", "error")
+    __slots__ = ("core", "go", "waiting", "started", "done")
 
     def __init__(self, core):
         self.core = core
-        self.thread = None
         self.go = threading.Event()
         self.waiting: tuple[str, tuple] | None = None  # (what, location) while blocked
+        self.started = False
         self.done = False
-        self.error: BaseException | None = None
 
 
 class Scheduler:
-    """Runs ``body(core)`` for every core, one core at a time."""
+    """Runs ``body(core)`` for every core, one core at a time.
+
+    Threads are made only when needed: the driver thread runs the cores one after the other
+    itself, and a new thread takes over only when a core must wait (its thread stays parked
+    inside the kernel code until the core is resumed). A kernel whose cores never wait runs
+    without any thread; the order in which cores run is the same either way.
+    """
 
     def __init__(self, cores, body: Callable):
         self.slots = [_Slot(c) for c in cores]
@@ -54,59 +63,80 @@ class Scheduler:
 
     # ---------------------------------------------------------------- driver side
     def run(self) -> None:
-        if len(self.slots) == 1:  # the common small case: no threads needed
-            self._run_inline(self.slots[0])
-            return
         for i, slot in enumerate(self.slots):
             slot.core.scheduler_slot = i
-            slot.thread = threading.Thread(target=self._thread_main, args=(i,), daemon=True,
-                                           name=f"ascsim-core{slot.core.core_id}")
-            slot.thread.start()
-        self.slots[0].go.set()
-        self._finished.wait()
-        for slot in self.slots:
-            slot.go.set()  # release anything still parked after a failure
+        try:
+            if self.slots and not self._work(0):
+                self._finished.wait()
+        finally:
+            for name in ("core", "scheduler"):
+                if hasattr(_state, name):
+                    delattr(_state, name)
         if self._failure is not None:
             raise self._failure
 
-    def _run_inline(self, slot) -> None:
-        slot.core.scheduler_slot = 0
-        _state.core = slot.core
-        _state.scheduler = self
-        try:
-            self.body(slot.core)
-        finally:
-            del _state.core
+    def _work(self, index: int) -> bool:
+        """Run core ``index`` in this thread, then every following core that has not started;
+        returns True when all cores are done, False when this thread handed the baton on."""
+        while True:
+            slot = self.slots[index]
+            slot.started = True
+            _state.core = slot.core
+            _state.scheduler = self
+            try:
+                self.body(slot.core)
+            except _Abort:
+                return False
+            except BaseException as exc:  # noqa: BLE001 - handed to the driver thread
+                if self._failure is None:
+                    self._failure = exc
+                for other in self.slots:
+                    other.go.set()  # parked cores (maybe the driver's) unwind with _Abort
+                self._finished.set()
+                return False
             slot.done = True
             slot.core.finished = True
+            self.progress += 1
+            nxt = self._next_slot(index)
+            if nxt is None:
+                self._finished.set()
+                return True
+            if not self.slots[nxt].started:
+                index = nxt
+                continue
+            self.slots[nxt].go.set()
+            return False
 
     def _thread_main(self, index: int) -> None:
-        slot = self.slots[index]
-        slot.go.wait()
-        slot.go.clear()
-        if self._failure is not None:
-            return
-        _state.core = slot.core
-        _state.scheduler = self
-        try:
-            self.body(slot.core)
-        except BaseException as exc:  # noqa: BLE001 - handed to the driver thread
-            self._failure = exc
-            self._finished.set()
-            return
-        slot.done = True
-        slot.core.finished = True
-        self.progress += 1
-        self._pass_baton(index)
+        self._work(index)
 
-    def _pass_baton(self, index: int) -> None:
+    def _next_slot(self, index: int) -> int | None:
+        """The slot after ``index`` (cyclically, ``index`` itself last) that is not done."""
         n = len(self.slots)
         for step in range(1, n + 1):
-            nxt = self.slots[(index + step) % n]
-            if not nxt.done:
-                nxt.go.set()
-                return
-        self._finished.set()
+            nxt = (index + step) % n
+            if not self.slots[nxt].done:
+                return nxt
+        return None
+
+    def _hand_over(self, index: int) -> None:
+        """Core ``index`` must wait: let the next unfinished core run (in a new thread if it
+        has not started yet, since this thread stays parked inside core ``index``)."""
+        nxt = self._next_slot(index)
+        if nxt is None:
+            self._finished.set()
+            return
+        self._resume(nxt)
+
+    def _resume(self, index: int) -> None:
+        """Give the baton to core ``index``: wake its parked thread, or start one for it."""
+        slot = self.slots[index]
+        if slot.started:
+            slot.go.set()
+            return
+        slot.started = True
+        threading.Thread(target=self._thread_main, args=(index,), daemon=True,
+                         name=f"ascsim-core{slot.core.core_id}").start()
 
     # ---------------------------------------------------------------- core side
     def wait_until(self, ready: Callable[[], bool], what: str, loc) -> None:
@@ -121,11 +151,11 @@ class Scheduler:
         while not ready():
             if len(self.slots) == 1 or idle_rounds > 1:
                 self._deadlock()
-            self._pass_baton(index)
+            self._hand_over(index)
             slot.go.wait()
             slot.go.clear()
             if self._failure is not None:
-                sys.exit(0)  # unwind this thread quietly; the driver reports the failure
+                raise _Abort
             if self.progress == seen_progress:
                 idle_rounds += 1
             else:
@@ -157,11 +187,11 @@ class Scheduler:
                     target = other
             if target is None:
                 return
-            target.go.set()
+            self._resume(self.slots.index(target))
             slot.go.wait()
             slot.go.clear()
             if self._failure is not None:
-                sys.exit(0)
+                raise _Abort
 
     def notify(self) -> None:
         """Record that shared state changed, so waiting cores look again."""

@@ -17,6 +17,8 @@ _USER_CODE_DIRS = tuple(_PACKAGE_DIR + d + os.sep for d in ("ops", "examples"))
 
 Location = tuple[str, int]
 _cache: dict[str, bool] = {}
+# Per code object: whether it is ascsim-internal (saves the file-name test on every hop).
+_code_cache: dict = {}
 
 
 def _is_internal(filename: str) -> bool:
@@ -30,7 +32,14 @@ def _is_internal(filename: str) -> bool:
 def user_location(skip: int = 1) -> Location:
     """``(filename, lineno)`` of the innermost frame outside ascsim's internals."""
     frame = sys._getframe(skip)
-    while frame is not None and _is_internal(frame.f_code.co_filename):
+    codes = _code_cache
+    while frame is not None:
+        code = frame.f_code
+        internal = codes.get(code)
+        if internal is None:
+            internal = codes[code] = _is_internal(code.co_filename)
+        if not internal:
+            break
         frame = frame.f_back
     if frame is None:
         return ("<unknown>", 0)

@@ -36,12 +36,23 @@ def execute(pipe: str, op: str, busy: float, latency: float, loc, tensors, reads
     return instr
 
 
+# (id(soc), op, dtype name) -> (soc, VectorCost, bank-conflict factor): the table lookup builds
+# strings and it runs on every vector instruction. Keyed by id because hashing a SocSpec walks
+# all its fields; the stored soc guards against a reused id.
+_VECTOR_COSTS: dict = {}
+
+
 def vector_cycles(op: str, dtype_name: str, repeats: int, bytes_per_repeat: int = REPEAT_BYTES):
     """(busy, latency) cycles of ``repeats`` repeats of a vector instruction."""
     soc = current_core().soc
-    cost = soc.vector_cost(op, dtype_name)
+    key = (id(soc), op, dtype_name)
+    entry = _VECTOR_COSTS.get(key)
+    if entry is None or entry[0] is not soc:
+        entry = _VECTOR_COSTS[key] = (soc, soc.vector_cost(op, dtype_name),
+                                      soc.timing.vector_ub_bank_conflict_factor)
+    _, cost, factor = entry
     busy, latency = cost.cycles(max(1, repeats), bytes_per_repeat)
-    return busy * soc.timing.vector_ub_bank_conflict_factor, latency
+    return busy * factor, latency
 
 
 def count_repeats(count: int, elem_bytes: int) -> int:

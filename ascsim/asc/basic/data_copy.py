@@ -9,6 +9,7 @@ is a classic bug the checks report (use ``data_copy_pad`` for such lengths).
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from ascsim.asc.basic._exec import BLOCK_BYTES, execute
 from ascsim.asc.context import current_core, user_location
@@ -113,7 +114,17 @@ def _move(op: str, dst, src, path: str, pipe: str, blocks: list[tuple[int, int, 
             dst_bytes[d - d_lo: d - d_lo + n] = src_bytes[s - s_lo: s - s_lo + n]
         else:
             lens = np.array([b[2] for b in blocks])
-            if (lens == lens[0]).all():
+            s_starts = np.array([b[0] for b in blocks]) - s_lo
+            d_starts = np.array([b[1] for b in blocks]) - d_lo
+            s_pitch, d_pitch = np.diff(s_starts), np.diff(d_starts)
+            width = int(lens[0])
+            if ((lens == width).all() and (s_pitch == s_pitch[0]).all() and s_pitch[0] >= 0
+                    and (d_pitch == d_pitch[0]).all() and d_pitch[0] >= width):
+                # Constant pitches: one strided (bursts x width) view on each side.
+                shape = (len(blocks), width)
+                as_strided(dst_bytes[d_starts[0]:], shape, (int(d_pitch[0]), 1))[...] = \
+                    as_strided(src_bytes[s_starts[0]:], shape, (int(s_pitch[0]), 1))
+            elif (lens == lens[0]).all():
                 width = np.arange(lens[0])
                 s_idx = (np.array([b[0] for b in blocks]) - s_lo)[:, None] + width
                 d_idx = (np.array([b[1] for b in blocks]) - d_lo)[:, None] + width
@@ -192,10 +203,11 @@ def data_copy(dst, src, *args, **kwargs) -> None:
     if not isinstance(params, DataCopyParams):
         raise KernelError("data_copy needs a count or repeat_params=DataCopyParams(...), got "
                           f"{type(params).__name__}", loc)
-    n = params.block_len * BLOCK_BYTES
-    s_pitch = n + params.src_stride * BLOCK_BYTES
-    d_pitch = n + params.dst_stride * BLOCK_BYTES
-    blocks = [(i * s_pitch, i * d_pitch, n) for i in range(params.block_count)] if n else []
+    # Plain ints: the parameters may be RuntimeInts, whose arithmetic is slow per burst.
+    n = int(params.block_len) * BLOCK_BYTES
+    s_pitch = n + int(params.src_stride) * BLOCK_BYTES
+    d_pitch = n + int(params.dst_stride) * BLOCK_BYTES
+    blocks = [(i * s_pitch, i * d_pitch, n) for i in range(int(params.block_count))] if n else []
     _move("data_copy", dst, src, path, pipe, blocks, loc)
 
 
@@ -222,12 +234,12 @@ def data_copy_pad(dst, src, params, pad_params=None, **kwargs) -> None:
         left, right = int(pad_params.left_padding), int(pad_params.right_padding)
     if path.startswith("GM->"):
         ub_block = -(-(n + (left + right) * size) // BLOCK_BYTES) * BLOCK_BYTES
-        s_pitch = n + params.src_stride
-        d_pitch = ub_block + params.dst_stride * BLOCK_BYTES
+        s_pitch = n + int(params.src_stride)
+        d_pitch = ub_block + int(params.dst_stride) * BLOCK_BYTES
         blocks = [(i * s_pitch, i * d_pitch + left * size, n) for i in range(params.block_count)]
     else:
-        s_pitch = padded + params.src_stride * BLOCK_BYTES
-        d_pitch = n + params.dst_stride
+        s_pitch = padded + int(params.src_stride) * BLOCK_BYTES
+        d_pitch = n + int(params.dst_stride)
         blocks = [(i * s_pitch, i * d_pitch, n) for i in range(params.block_count)]
         d_pitch = None
     fill = None
