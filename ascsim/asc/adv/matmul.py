@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ascsim.asc.adv.matmul_config import CFG_NORM, MatmulConfig, MatmulType
+from ascsim.asc.adv.matmul_static import has_static_shape, static_tiling
 from ascsim.asc.basic._exec import execute
 from ascsim.asc.basic.crosscore import notify_observers
 from ascsim.asc.basic.data_copy import transfer_cycles
@@ -101,12 +102,18 @@ def _gm_matrix(t: GlobalTensor, rows: int, cols: int, stride: int, loc) -> np.nd
 def _nz_matrix(t: GlobalTensor, rows: int, cols: int, org_rows: int, loc) -> np.ndarray:
     """(rows x cols) of a matrix stored in NZ fractals: column blocks of 32 bytes, each holding
     all ``org_rows`` rows (padded to 16) one after the other."""
-    c0 = C0_BYTES // t.dtype.sizeof()
+    size = t.dtype.sizeof()
+    c0 = C0_BYTES // size
     padded = -(-org_rows // FRACTAL_ROWS) * FRACTAL_ROWS
     col_blocks = -(-cols // c0)
-    flat = t.elements(0, col_blocks * padded * c0, loc)
-    tiles = flat.reshape(col_blocks, padded, c0)
-    return tiles.transpose(1, 0, 2).reshape(padded, col_blocks * c0)[:rows, :cols]
+    if rows <= 0 or cols <= 0:
+        return np.zeros((max(rows, 0), max(cols, 0)), t.dtype.np_dtype)
+    # Only up to the last row used in the last column block: a core's slice that starts
+    # mid-block (an N-split of a transposed B) must not run past the end of the buffer.
+    flat = t.elements(0, (col_blocks - 1) * padded * c0 + rows * c0, loc)
+    tiles = np.lib.stride_tricks.as_strided(flat, (rows, col_blocks, c0),
+                                            (c0 * size, padded * c0 * size, size))
+    return tiles.reshape(rows, col_blocks * c0)[:, :cols]
 
 
 def _write(view: np.ndarray, values: np.ndarray, en_atomic: int, loc) -> None:
@@ -305,8 +312,8 @@ class Matmul:
     def _read(t, mtype, trans, rows, cols, org_rows, org_cols, loc) -> np.ndarray:
         """A logical (rows x cols) operand; stored transposed when ``trans``."""
         if mtype.format == CubeFormat.NZ:
-            if trans:
-                raise KernelError("transposed operands in NZ format are not supported", loc)
+            if trans:  # NZ fractals of the stored (cols x rows) matrix, org_cols rows tall
+                return _nz_matrix(t, cols, rows, org_cols, loc).T
             return _nz_matrix(t, rows, cols, org_rows, loc)
         if trans:
             return _gm_matrix(t, cols, rows, org_rows, loc).T
@@ -369,7 +376,11 @@ class Matmul:
         rows = min(cover * base, extent - first * base)
         mtype = self.a_type if op == "a" else self.b_type
         nbytes = rows * k_len * mtype.dtype.sizeof()
-        bursts = 1 if mtype.format == CubeFormat.NZ else rows  # ND2NZ moves row by row
+        bursts = rows  # ND2NZ moves row by row
+        if mtype.format == CubeFormat.NZ:  # one run per 32-byte column block of the stored
+            trans = self._trans_a if op == "a" else self._trans_b  # matrix the slab touches
+            along = k_len if (op == "a") != trans else rows
+            bursts = -(-along * mtype.dtype.sizeof() // C0_BYTES)
         busy, latency = transfer_cycles("GM->L1", nbytes, bursts, core=aic)
         src = self._a if op == "a" else self._b
         reads = ((("GM", src.buffer.id), src.byte_offset, src.byte_offset + nbytes),)
@@ -643,6 +654,9 @@ def register_matmul(pipe, *args, **kwargs) -> None:
     core.call_overhead()
     matmul.workspace = workspace
     matmul.pipe = pipe
+    if tiling is None and has_static_shape(matmul.config):  # the config's compile-time tiling
+        tiling = static_tiling(matmul.a_type, matmul.b_type, matmul.c_type, matmul.bias_type,
+                               matmul.config, core.soc, loc)
     if tiling is not None:
         matmul.init(tiling)
     if (core.kind == "AIC" and core.launch.kind == "MIX"

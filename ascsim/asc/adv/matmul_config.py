@@ -111,6 +111,8 @@ class MatmulConfig:
     is_partial_output: bool = False
     enable_mix_dual_master: bool = False
     is_a2b2_db: bool = False
+    en_unit_flag: bool = True
+    intra_block_part_sum: bool = False
 
     def __post_init__(self):
         for name in ("basic_m", "basic_n", "basic_k", "single_core_m", "single_core_n",
@@ -144,7 +146,8 @@ def get_normal_config(intrinsics_limit: bool = False, batch_loop: bool = False,
     return _with(CFG_NORM, intrinsics_check=intrinsics_limit, is_n_batch=batch_loop,
                  en_vec_nd2nz=is_vec_nd2nz, batch_mode=bmm_mode, enable_reuse=is_msg_reuse,
                  iterate_order=iterate_order, schedule_type=schedule_type,
-                 enable_mix_dual_master=enable_mix_dual_master, **changes)
+                 en_unit_flag=en_unit_flag, enable_mix_dual_master=enable_mix_dual_master,
+                 **changes)
 
 
 def get_mdl_config(intrinsics_limit: bool = False, batch_loop: bool = False,
@@ -159,7 +162,7 @@ def get_mdl_config(intrinsics_limit: bool = False, batch_loop: bool = False,
                  do_mte2_preload=do_mte2_preload, en_vec_nd2nz=is_vec_nd2nz,
                  is_per_tensor=is_per_tensor, has_anti_quant_offset=has_anti_quant_offset,
                  enable_reuse=is_msg_reuse, enable_ub_reuse=enable_ub_reuse,
-                 enable_l1_cache_ub=enable_l1_cache_ub,
+                 enable_l1_cache_ub=enable_l1_cache_ub, en_unit_flag=en_unit_flag,
                  enable_mix_dual_master=enable_mix_dual_master, **changes)
 
 
@@ -215,25 +218,41 @@ class MatmulQuantParams:
 
 @dataclass(frozen=True)
 class MatmulBatchParams:
-    is_n_batch: bool = False
-    batch_mode: int = 0
-    is_bias_batch: bool = True
+    """Batch switches for :func:`get_mm_config` (pyasc's keyword names)."""
+
+    is_b_batch: bool = False
+    batch_mode: int = 1
+    is_bias_batch: bool = False
 
 
 @dataclass(frozen=True)
 class MatmulFuncParams:
-    intrinsics_check: bool = False
-    en_vec_nd2nz: bool = False
+    """Feature switches for :func:`get_mm_config`, under pyasc's keyword names (which differ
+    from the ``MatmulConfig`` fields they set; see ``_CONFIG_FIELD``)."""
+
+    intrinsics_limit: bool = False
+    en_vec_nd2_nz: bool = False
     enable_double_cache: bool = False
-    enable_l1_cache_ub: bool = False
-    do_mte2_preload: int = 0
+    enable_l1_cache: bool = False
+    do_mte2_pre_load: int = 0
     iterate_order: IterateOrder = IterateOrder.UNDEF
     schedule_type: ScheduleType = ScheduleType.INNER_PRODUCT
     enable_reuse: bool = True
     enable_ub_reuse: bool = False
     is_partial_output: bool = False
-    is_a2b2_shared: bool = False
-    enable_mix_dual_master: bool = False
+    is_a2_b2_shared: bool = False
+    is_enable_channel_split: bool = False
+    enable_kdim_reorder_load: bool = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "iterate_order", IterateOrder(self.iterate_order))
+        object.__setattr__(self, "schedule_type", ScheduleType(self.schedule_type))
+
+
+#: Parameter-holder field -> the MatmulConfig field it sets (same name when absent).
+_CONFIG_FIELD = {"intrinsics_limit": "intrinsics_check", "en_vec_nd2_nz": "en_vec_nd2nz",
+                 "enable_l1_cache": "enable_l1_cache_ub", "do_mte2_pre_load": "do_mte2_preload",
+                 "is_a2_b2_shared": "is_a2b2_shared", "is_b_batch": "is_n_batch"}
 
 
 _MODE_BASE = {
@@ -259,7 +278,8 @@ def get_mm_config(*params, mode: MatmulConfigMode = MatmulConfigMode.CONFIG_NORM
             raise TypeError(f"get_mm_config: unexpected argument {p!r}")
     changes: dict = {}
     for p in rest:
-        changes.update({f.name: getattr(p, f.name) for f in fields(p)})
+        changes.update({_CONFIG_FIELD.get(f.name, f.name): getattr(p, f.name)
+                        for f in fields(p)})
     return _with(_MODE_BASE[MatmulConfigMode(mode)], **changes, **kwargs)
 
 
