@@ -12,13 +12,18 @@ simulator's wall time.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
-from ascsim.bench.precision import check_precision
-from ascsim.bench.references import make_references
-from ascsim.bench.score import hap, speedup
-from ascsim.bench.tasks import load_task
-from ascsim.ops import fused_conv_sigmoid, fused_conv_tanh
+# Before numpy loads: one BLAS thread. The simulator's core threads take turns, and a
+# multi-threaded BLAS in each mmad made this 5-25x slower on a 2-core machine.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+from ascsim.bench.precision import check_precision  # noqa: E402
+from ascsim.bench.references import make_references  # noqa: E402
+from ascsim.bench.score import hap, speedup  # noqa: E402
+from ascsim.bench.tasks import load_task  # noqa: E402
+from ascsim.ops import fused_conv_sigmoid, fused_conv_tanh  # noqa: E402
 
 OPS = {"fused_conv_tanh": fused_conv_tanh, "fused_conv_sigmoid": fused_conv_sigmoid}
 

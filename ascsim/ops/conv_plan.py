@@ -24,6 +24,7 @@ ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4}
 M_TARGET = 256  # pixels per tile when there is enough work
 L0_BUDGET = 32 * 1024  # bytes per L0A / L0B buffer (two buffers each)
 STAGE_BUDGET = 112 * 1024  # bytes per L1 stage (two stages + bias + ones fractal)
+RESIDENT_BUDGET = 256 * 1024  # bytes of L1 for weights kept across tiles
 EPI_PIXELS = 256  # pixels (x 16 channels) per vector epilogue unit
 
 
@@ -65,6 +66,7 @@ class ConvPlan:
     ks: int  # fractal columns of K per mmad
     cores: int  # AIC blocks launched
     dn2nz: bool  # the SoC reads NCHW / OIHW straight into L1 (950); else a vector pre-pass
+    w_resident: bool  # all weights of the (single) channel block stay in L1 for every tile
 
     # ------------------------------------------------------------------ derived sizes
     @property
@@ -123,7 +125,12 @@ class ConvPlan:
 
     @property
     def w_elems(self) -> int:
-        return self.g * self.kk * self.nt_pad * self.c0
+        """Weight elements per stage (0 when they are resident)."""
+        return 0 if self.w_resident else self.g * self.kk * self.nt_pad * self.c0
+
+    @property
+    def resident_elems(self) -> int:
+        return self.c1 * self.kk * self.nt_pad * self.c0 if self.w_resident else 0
 
     @property
     def stage_elems(self) -> int:
@@ -175,15 +182,17 @@ def plan_conv(spec: ConvSpec, soc: SocSpec) -> ConvPlan:
     ks = max(1, min(L0_BUDGET // (m_pad * 32), L0_BUDGET // (nt_pad * 32)))
     kk = spec.kh * spec.kw
     in_rows = (rows - 1) * spec.stride_h + (spec.kh - 1) * spec.dil_h + 1
-    per_block = (in_rows * spec.w + kk * nt_pad) * 32
-    g = max(1, min(c1, (STAGE_BUDGET - nt_pad * 32) // per_block))
     tiles = spec.n * _ceil(ho, rows) * _ceil(spec.cout, nt)
+    # Weights stay in L1 when one channel block covers Cout and they fit: loaded once per core.
+    resident = _ceil(spec.cout, nt) == 1 and c1 * kk * nt_pad * 32 <= RESIDENT_BUDGET
+    per_block = (in_rows * spec.w + (0 if resident else kk * nt_pad)) * 32
+    g = max(1, min(c1, (STAGE_BUDGET - nt_pad * 32) // per_block))
     plan = ConvPlan(
         n=spec.n, cin=spec.cin, h=spec.h, w=spec.w, cout=spec.cout, kh=spec.kh, kw=spec.kw,
         sh=spec.stride_h, sw=spec.stride_w, pt=spec.pad_top, pb=spec.pad_bottom,
         pl=spec.pad_left, pr=spec.pad_right, dh=spec.dil_h, dw=spec.dil_w, ho=ho, wo=wo,
         dtype=spec.dtype, c0=c0, c1=c1, rows=rows, nt=nt, g=g, ks=ks,
-        cores=min(soc.aic_count, tiles), dn2nz=soc.npu_arch == 3510)
+        cores=min(soc.aic_count, tiles), dn2nz=soc.npu_arch == 3510, w_resident=resident)
     _check_fits(plan, soc)
     return plan
 
@@ -192,7 +201,7 @@ def _check_fits(p: ConvPlan, soc: SocSpec) -> None:
     """The plan's buffers fit the SoC and its instruction fields (a planning bug otherwise)."""
     size = ITEMSIZE[p.dtype]
     problems = []
-    if (2 * p.stage_elems + 16 * p.c0) * size > soc.l1_bytes:
+    if (p.resident_elems + 2 * p.stage_elems + 16 * p.c0) * size > soc.l1_bytes:
         problems.append("L1 stages")
     if 2 * p.l0a_elems * size > soc.l0a_bytes or 2 * p.l0b_elems * size > soc.l0b_bytes:
         problems.append("L0A/L0B buffers")

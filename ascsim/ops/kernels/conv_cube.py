@@ -60,29 +60,43 @@ def _window(ho0, rows, p: asc.ConstExpr):
 
 
 @asc.jit
-def _stage_in(fm, wl1, bl1, x_gm, w_gm, b_gm, nb, lo, l1h, co0, nt, s, p: asc.ConstExpr):
-    """Copy channel group ``s`` of the feature-map rows and of the weights (and, for the first
-    group, the bias) of a tile into one L1 stage."""
+def _load_weights(wl1, w_gm, co0, nt, ch0, chn, g, p: asc.ConstExpr):
+    """Weights of channels [ch0, ch0 + chn) (g blocks) x outputs [co0, co0 + nt) into L1 as
+    [c1, kh, kw][nt_pad][C0] (the ZN fractals of B)."""
     c0 = p.c0
-    c1_0 = s * p.g
-    g = min(p.g, p.c1 - c1_0)
-    ch0 = c1_0 * c0
     nt_pad = _r16(nt)
-    if p.dn2nz:
-        chn = min(g * c0, p.cin - ch0)
-        asc.data_copy(fm, x_gm[((nb * p.cin + ch0) * p.h + lo) * p.w:],
-                      asc.Dn2NzParams(1, l1h * p.w, chn, 0, p.h * p.w, l1h * p.w, 1, 0))
+    if p.dn2nz and p.kk == 1:  # a 1x1 filter is an ND matrix [Cout][Cin]
+        asc.data_copy(wl1, w_gm[co0 * p.cin + ch0:],
+                      asc.Nd2NzParams(1, nt, chn, 0, p.cin, nt_pad, 1, 0))
+    elif p.dn2nz:
         asc.data_copy(wl1, w_gm[(co0 * p.cin + ch0) * p.kk:],
                       asc.Dn2NzParams(nt, p.kk, chn, p.cin * p.kk, p.kk, p.kk * nt_pad,
                                       nt_pad, c0))
     else:
-        asc.data_copy(fm, x_gm[(nb * p.h * p.w + lo * p.w) * p.cp + ch0:],
-                      asc.Nd2NzParams(1, l1h * p.w, g * c0, 0, p.cp, l1h * p.w, 1, 0))
         asc.data_copy(wl1, w_gm[co0 * p.kk * p.cp + ch0:],
                       asc.Nd2NzParams(p.kk, nt, g * c0, p.cp, p.kk * p.cp, p.kk * nt_pad, 1,
                                       nt_pad * c0))
+
+
+@asc.jit
+def _stage_in(fm, wl1, bl1, x_gm, w_gm, b_gm, nb, lo, l1h, co0, nt, s, p: asc.ConstExpr):
+    """Copy channel group ``s`` of the feature-map rows and (unless resident) of the weights,
+    and for the first group the bias, of a tile into one L1 stage."""
+    c0 = p.c0
+    c1_0 = s * p.g
+    g = min(p.g, p.c1 - c1_0)
+    ch0 = c1_0 * c0
+    chn = min(g * c0, p.cin - ch0)
+    if p.dn2nz:
+        asc.data_copy(fm, x_gm[((nb * p.cin + ch0) * p.h + lo) * p.w:],
+                      asc.Dn2NzParams(1, l1h * p.w, chn, 0, p.h * p.w, l1h * p.w, 1, 0))
+    else:
+        asc.data_copy(fm, x_gm[(nb * p.h * p.w + lo * p.w) * p.cp + ch0:],
+                      asc.Nd2NzParams(1, l1h * p.w, g * c0, 0, p.cp, l1h * p.w, 1, 0))
+    if not p.w_resident:
+        _load_weights(wl1, w_gm, co0, nt, ch0, chn, g, p)
     if s == 0:
-        asc.data_copy(bl1, b_gm[co0:], asc.Nd2NzParams(1, nt, 1, 0, 1, nt_pad, 1, 0))
+        asc.data_copy(bl1, b_gm[co0:], asc.Nd2NzParams(1, nt, 1, 0, 1, _r16(nt), 1, 0))
     return g
 
 
@@ -92,7 +106,8 @@ def conv_cube(x_gm, w_gm, b_gm, one_gm, out_gm, p: asc.ConstExpr, fused: asc.Con
     dt = x_gm.dtype
     c0 = p.c0
     stage = p.stage_elems
-    l1 = asc.LocalTensor(dt, asc.TPosition.A1, 0, 2 * stage + 16 * c0)
+    l1 = asc.LocalTensor(dt, asc.TPosition.A1, 0, p.resident_elems + 2 * stage + 16 * c0)
+    resident = l1[2 * stage + 16 * c0:]
     l0a = asc.LocalTensor(dt, asc.TPosition.A2, 0, 2 * p.l0a_elems)
     l0b = asc.LocalTensor(dt, asc.TPosition.B2, 0, 2 * p.l0b_elems)
     l0c = asc.LocalTensor(asc.float32, asc.TPosition.CO1, 0, 2 * p.l0c_elems)
@@ -100,6 +115,8 @@ def conv_cube(x_gm, w_gm, b_gm, one_gm, out_gm, p: asc.ConstExpr, fused: asc.Con
     # One fractal whose first column is 1: the A side of the bias block.
     asc.data_copy(ones, one_gm, asc.Nd2NzParams(1, 16, 1, 0, 0, 16, 1, 0))
     asc.set_load_data_padding_value(0)
+    if p.w_resident:  # one channel block: every tile of this core uses the same weights
+        _load_weights(resident, w_gm, 0, p.cout, 0, p.cin, p.c1, p)
     quant = QUANT[("float32", out_gm.dtype.name)]
     no_reset = asc.IsResetLoad3dConfig(False, False)
     for slot in range(2):
@@ -148,7 +165,11 @@ def conv_cube(x_gm, w_gm, b_gm, one_gm, out_gm, p: asc.ConstExpr, fused: asc.Con
                         k_start_pt=k1 * c0, m_start_pt=0, stride_w=p.sw, stride_h=p.sh,
                         filter_w=p.kw, filter_h=p.kh, dilation_filter_w=p.dw,
                         dilation_filter_h=p.dh), no_reset)
-                    asc.load_data(b, wl1, asc.LoadData2DParams(k1 * n1, kn * n1, 1, 0, 0))
+                    if p.w_resident:
+                        asc.load_data(b, resident, asc.LoadData2DParams(
+                            (s * p.g * p.kk + k1) * n1, kn * n1, 1, 0, 0))
+                    else:
+                        asc.load_data(b, wl1, asc.LoadData2DParams(k1 * n1, kn * n1, 1, 0, 0))
                 asc.set_flag(asc.HardEvent.MTE1_M, q)
                 asc.wait_flag(asc.HardEvent.MTE1_M, q)
                 asc.mmad(acc, a, b, asc.MmadParams(m, nt, kn * c0, 0, False, step < 0))

@@ -1,0 +1,301 @@
+"""fused_conv_tanh / fused_conv_sigmoid and the convolution instructions behind them.
+
+* Load3D (img2col), DN2NZ and gather against numpy references written here (the im2col
+  reference is an explicit pad + strided slice per filter position, not ascsim's index math).
+* The operators on bench cases in all three variants on Ascend950PR_9579 and Ascend910B1,
+  judged by the bench precision rule against the fp64 truth; heavier cases are marked slow.
+* Validation errors, output type/contiguity, numpy inputs, auto.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+import torch
+
+import ascsim.asc as asc
+from ascsim import context
+from ascsim.asc.runtime import config
+from ascsim.bench.precision import check_precision
+from ascsim.bench.references import make_references
+from ascsim.bench.tasks import load_task
+from ascsim.ops import fused_conv_sigmoid, fused_conv_tanh
+from ascsim.sim.errors import KernelError
+
+SOCS = ("Ascend950PR_9579", "Ascend910B1")
+VARIANTS = ("semi", "fused", "unfused")
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+@pytest.fixture
+def soc():
+    previous = context.current_soc()
+    yield lambda name: context.set_soc(name)
+    context.set_soc(previous)
+
+
+# ------------------------------------------------------------------------------ references
+def im2col_reference(fmap, pads, stride, filt, dil):
+    """fmap [C1][H][W][C0] -> im2col [Ho*Wo][C1*Kh*Kw*C0] (columns ordered c1, kh, kw, c0)."""
+    c1, h, w, c0 = fmap.shape
+    pl, pr, pt, pb = pads
+    padded = np.zeros((c1, h + pt + pb, w + pl + pr, c0), fmap.dtype)
+    padded[:, pt:pt + h, pl:pl + w] = fmap
+    ho = (h + pt + pb - (filt[0] - 1) * dil[0] - 1) // stride[0] + 1
+    wo = (w + pl + pr - (filt[1] - 1) * dil[1] - 1) // stride[1] + 1
+    cols = []
+    for c in range(c1):
+        for kh in range(filt[0]):
+            for kw in range(filt[1]):
+                r0, q0 = kh * dil[0], kw * dil[1]
+                win = padded[c, r0:r0 + stride[0] * (ho - 1) + 1:stride[0],
+                             q0:q0 + stride[1] * (wo - 1) + 1:stride[1]]
+                cols.append(win.reshape(ho * wo, c0))
+    return np.concatenate(cols, axis=1)
+
+
+def _l0a_to_matrix(flat, rows, cols, c0, arch):
+    """Undo the L0A fractal layout: ZZ [m1][k1][16][c0] on 2201, NZ [k1][m][c0] on 3510."""
+    m1, k1 = rows // 16, cols // c0
+    if arch == 3510:
+        return flat.reshape(k1, rows, c0).transpose(1, 0, 2).reshape(rows, cols)
+    return flat.reshape(m1, k1, 16, c0).transpose(0, 2, 1, 3).reshape(rows, cols)
+
+
+# ------------------------------------------------------------------------------ Load3D
+@pytest.mark.parametrize("name", SOCS)
+@pytest.mark.parametrize("dtype,geom", [
+    (np.float16, dict(c1=2, h=6, w=7, pads=(1, 2, 1, 0), stride=(1, 2), filt=(3, 2),
+                      dil=(1, 1), m=(5, 20), k=(16, 64))),
+    (np.float32, dict(c1=1, h=9, w=8, pads=(3, 3, 3, 3), stride=(2, 2), filt=(7, 7),
+                      dil=(1, 1), m=(0, 32), k=(8, 384))),
+    (BF16, dict(c1=1, h=8, w=8, pads=(2, 2, 2, 2), stride=(1, 1), filt=(3, 3), dil=(2, 2),
+                m=(60, 4), k=(0, 144))),
+])
+def test_load3d_matches_numpy_im2col(soc, name, dtype, geom):
+    spec = soc(name)
+    c0 = 32 // np.dtype(dtype).itemsize
+    g = geom
+    rng = np.random.default_rng(1)
+    fmap = rng.uniform(-4, 4, (g["c1"], g["h"], g["w"], c0)).astype(dtype)
+    m0, mn = g["m"]
+    k0, kn = g["k"]
+    rows, cols = -(-mn // 16) * 16, -(-kn // c0) * c0
+    captured = {}
+
+    @asc.jit(kernel_type=config.KernelType.AIC_ONLY)
+    def kern(x: asc.GlobalAddress):
+        x_gm = asc.GlobalTensor()
+        x_gm.set_global_buffer(x)
+        l1 = asc.LocalTensor(x.dtype, asc.TPosition.A1, 0, fmap.size)
+        l0a = asc.LocalTensor(x.dtype, asc.TPosition.A2, 0, rows * cols)
+        asc.data_copy(l1, x_gm, fmap.size)
+        asc.set_fmatrix(g["h"], g["w"], list(g["pads"]))
+        asc.set_load_data_padding_value(0)
+        asc.load_data(l0a, l1, asc.LoadData3DParamsV2(
+            channel_size=g["c1"] * c0, k_extension=kn, m_extension=mn, k_start_pt=k0,
+            m_start_pt=m0, stride_w=g["stride"][1], stride_h=g["stride"][0],
+            filter_w=g["filt"][1], filter_h=g["filt"][0], dilation_filter_w=g["dil"][1],
+            dilation_filter_h=g["dil"][0]), asc.IsResetLoad3dConfig(False, False))
+        captured["l0a"] = l0a.elements(0, rows * cols, None).copy()
+
+    report = kern[1](fmap.reshape(-1))
+    full = im2col_reference(fmap, g["pads"], g["stride"], g["filt"], g["dil"])
+    got = _l0a_to_matrix(captured["l0a"], rows, cols, c0, spec.npu_arch)
+    want = full[m0:m0 + mn, k0:k0 + kn]
+    assert np.array_equal(got[: want.shape[0], :kn], want)
+    assert report.bytes_moved.get("L1->L0A") == rows * cols * np.dtype(dtype).itemsize
+
+
+def test_load3d_rejects_misuse(soc):
+    soc("Ascend910B1")
+
+    @asc.jit(kernel_type=config.KernelType.AIC_ONLY)
+    def kern(bad: asc.ConstExpr[str]):
+        l1 = asc.LocalTensor(asc.float16, asc.TPosition.A1, 0, 4096)
+        l0a = asc.LocalTensor(asc.float16, asc.TPosition.A2, 0, 4096)
+        params = asc.LoadData3DParamsV2(l1_h=4, l1_w=4, channel_size=12 if bad == "c" else 16,
+                                        k_extension=16, m_extension=16)
+        asc.load_data(l0a if bad == "c" else l1, l1, params)
+
+    with pytest.raises(KernelError, match="channel_size 12 is not a multiple"):
+        kern[1]("c")
+    with pytest.raises(KernelError, match="destination must be in L0A or L0B"):
+        kern[1]("dst")
+    with pytest.raises(ValueError, match="pad_list"):
+        asc.LoadData3DParamsV2(pad_list=(1, 2, 3))
+
+
+# ------------------------------------------------------------------------------ DN2NZ
+def test_dn2nz_matches_numpy_and_is_950_only(soc):
+    x = np.arange(3 * 20 * 30, dtype=np.float16).reshape(3, 20, 30)  # 3 matrices, D=20, N=30
+    captured = {}
+
+    @asc.jit(kernel_type=config.KernelType.AIC_ONLY)
+    def kern(src: asc.GlobalAddress):
+        s = asc.GlobalTensor()
+        s.set_global_buffer(src)
+        l1 = asc.LocalTensor(asc.float16, asc.TPosition.A1, 0, 16384)
+        # per matrix: n = 30 rows, d = 20 columns (2 strips), strips 32 rows apart, rows 1
+        # block apart, matrices 2 * 32 * 16 elements apart.
+        asc.data_copy(l1, s, asc.Dn2NzParams(3, 30, 20, 600, 30, 32, 1, 1024))
+        captured["l1"] = l1.elements(0, 3 * 1024, None).copy()
+
+    soc("Ascend950PR_9579")
+    kern[1](x.reshape(-1))
+    got = captured["l1"].reshape(3, 2, 32, 16)
+    for i in range(3):
+        nd = x[i].T  # (n, d): element (n, d) at d * 30 + n
+        want = np.zeros((32, 32), np.float16)
+        want[:30, :20] = nd
+        assert np.array_equal(got[i, 0, :30], want[:30, :16])
+        assert np.array_equal(got[i, 1, :30], want[:30, 16:])  # zero-filled past d = 20
+    soc("Ascend910B1")
+    with pytest.raises(KernelError, match="no DN2NZ"):
+        kern[1](x.reshape(-1))
+
+
+# ------------------------------------------------------------------------------ gather
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_gather_permutes_by_byte_offsets(soc, dtype):
+    soc("Ascend910B1")
+    n = 512
+    rng = np.random.default_rng(2)
+    src = rng.uniform(-1, 1, n).astype(dtype)
+    perm = rng.permutation(n)
+    offsets = (perm * np.dtype(dtype).itemsize).astype(np.uint32)
+    out = np.zeros(n, dtype)
+
+    @asc.jit(kernel_type=config.KernelType.AIV_ONLY)
+    def kern(s: asc.GlobalAddress, o: asc.GlobalAddress, d: asc.GlobalAddress):
+        sg, og, dg = asc.GlobalTensor(), asc.GlobalTensor(), asc.GlobalTensor()
+        sg.set_global_buffer(s)
+        og.set_global_buffer(o)
+        dg.set_global_buffer(d)
+        pipe = asc.TPipe()
+        b0, b1, b2 = (asc.TBuf(asc.TPosition.VECCALC), asc.TBuf(asc.TPosition.VECCALC),
+                      asc.TBuf(asc.TPosition.VECCALC))
+        pipe.init_buffer(buf=b0, num=n * 4)
+        pipe.init_buffer(buf=b1, num=n * 4)
+        pipe.init_buffer(buf=b2, num=n * 4)
+        a, off, y = b0.get(s.dtype), b1.get(asc.uint32), b2.get(s.dtype)
+        asc.data_copy(a, sg, n)
+        asc.data_copy(off, og, n)
+        asc.set_flag(asc.HardEvent.MTE2_V, 0)
+        asc.wait_flag(asc.HardEvent.MTE2_V, 0)
+        asc.gather(y, a, off, 0, n)
+        asc.set_flag(asc.HardEvent.V_MTE3, 0)
+        asc.wait_flag(asc.HardEvent.V_MTE3, 0)
+        asc.data_copy(dg, y, n)
+
+    kern[1](src, offsets, out)
+    assert np.array_equal(out, src[perm])
+
+
+# ------------------------------------------------------------------------------ operators
+TASKS = {"tanh": load_task("fused_conv_tanh"), "sigmoid": load_task("fused_conv_sigmoid")}
+OPS = {"tanh": fused_conv_tanh, "sigmoid": fused_conv_sigmoid}
+_REFS: dict = {}
+
+
+def _refs(act: str, case_id: int):
+    key = (act, case_id)
+    if key not in _REFS:
+        task = TASKS[act]
+        _REFS[key] = make_references(task, task.case(case_id))
+    return _REFS[key]
+
+
+def _check_case(act: str, case_id: int, variant: str, soc_name: str):
+    refs = _refs(act, case_id)
+    case = refs.case
+    out, info = OPS[act](*(t.clone() for t in refs.inputs), **case.kwargs(), variant=variant,
+                         soc=soc_name, return_report=True)
+    assert out.dtype == refs.golden.dtype and out.is_contiguous()
+    assert tuple(out.shape) == case.output_shape
+    prec = check_precision(out, refs.golden, case.output_dtype, truth=refs.truth,
+                           reference=refs.same_precision)
+    assert prec.passed, f"case {case_id} {variant} on {soc_name}: {prec}"
+    assert info.variant == variant and info.soc == soc_name
+    assert info.device_time_us == pytest.approx(sum(r.device_time_us for r in info.kernels))
+    assert len(info.kernels) == (1 if variant == "fused" else 2)
+    return info
+
+
+# Small cases covering the features: 1x1 stride 2 no pad (5, fp16), dilation 2 (23), pads 2
+# (17), bf16 (13), fp32 1x1 (12).
+FAST_CASES = [("tanh", 5), ("tanh", 23), ("sigmoid", 17), ("tanh", 13), ("sigmoid", 12)]
+
+
+@pytest.mark.parametrize("soc_name", SOCS)
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("act,case_id", FAST_CASES)
+def test_cases_pass_the_bench_precision_rule(act, case_id, variant, soc_name):
+    _check_case(act, case_id, variant, soc_name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("soc_name", SOCS)
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("act,case_id", [("tanh", 10), ("sigmoid", 16), ("tanh", 18),
+                                         ("sigmoid", 11)])
+def test_heavy_cases_pass_the_bench_precision_rule(act, case_id, variant, soc_name):
+    _check_case(act, case_id, variant, soc_name)
+
+
+def _inputs(dtype=torch.float16, n=1, cin=5, h=9, w=10, cout=18, k=3):
+    g = torch.Generator().manual_seed(3)
+    x = (torch.rand(n, cin, h, w, generator=g, dtype=torch.float64) * 2 - 1).to(dtype)
+    wt = (torch.rand(cout, cin, k, k, generator=g, dtype=torch.float64) * 0.4 - 0.2).to(dtype)
+    b = (torch.rand(cout, generator=g, dtype=torch.float64) * 0.4 - 0.2).to(dtype)
+    return x, wt, b
+
+
+@pytest.mark.parametrize("soc_name", SOCS)
+def test_tails_asymmetric_pads_and_numpy_inputs(soc_name):
+    """Cin, Cout and pixel counts that are not multiples of a fractal, unequal pads."""
+    x, wt, b = _inputs(torch.float32)
+    pads = [0, 2, 1, 3]
+    xp = torch.nn.functional.pad(x.double(), (pads[2], pads[3], pads[0], pads[1]))
+    want = torch.sigmoid(torch.nn.functional.conv2d(xp, wt.double(), b.double(), stride=(2, 1)))
+    y = fused_conv_sigmoid(x.numpy(), wt.numpy(), b.numpy(), [2, 1], pads, [1, 1],
+                           variant="semi", soc=soc_name)
+    assert isinstance(y, np.ndarray) and y.dtype == np.float32 and y.flags.c_contiguous
+    assert np.allclose(y, want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_auto_picks_the_fastest_variant():
+    x, wt, b = _inputs()
+    times = {v: fused_conv_tanh(x, wt, b, [1, 1], [1, 1, 1, 1], variant=v, soc="Ascend910B1",
+                                return_report=True)[1].device_time_us for v in VARIANTS}
+    y, info = fused_conv_tanh(x, wt, b, [1, 1], [1, 1, 1, 1], soc="Ascend910B1",
+                              return_report=True)
+    assert info.variant == min(times, key=times.get)
+    assert info.device_time_us == pytest.approx(times[info.variant])
+    assert y.dtype == torch.float16 and y.is_contiguous()
+
+
+@pytest.mark.parametrize("change,match", [
+    (dict(w=torch.zeros(8, 4, 3, 3, dtype=torch.float16)), "filter has 4 input channels"),
+    (dict(b=torch.zeros(7, dtype=torch.float16)), "bias has 7 values"),
+    (dict(b=torch.zeros(18, dtype=torch.float32)), "all inputs must share one dtype"),
+    (dict(x=torch.zeros(1, 5, 9, 10, dtype=torch.float64),
+          w=torch.zeros(18, 5, 3, 3, dtype=torch.float64),
+          b=torch.zeros(18, dtype=torch.float64)), "float64 is not supported"),
+    (dict(x=torch.zeros(5, 9, 10, dtype=torch.float16)), "inputs must be x 4-D"),
+    (dict(pads=[1, 1, 1]), "pads must be four values"),
+    (dict(strides=[3, 1]), r"stride = 3 is outside the supported range \[1, 2\]"),
+    (dict(dilations=[1, 0]), "dilation = 0"),
+    (dict(x=torch.zeros(1, 2, 9, 10, dtype=torch.float16),
+          w=torch.zeros(18, 2, 3, 3, dtype=torch.float16)), "Cin = 2 is outside"),
+    (dict(variant="fastest"), "variant 'fastest'"),
+])
+def test_invalid_input_is_a_value_error(change, match):
+    x, w, b = _inputs()
+    args = dict(x=x, w=w, b=b, strides=[1, 1], pads=[1, 1, 1, 1], dilations=[1, 1],
+                variant="semi")
+    args.update(change)
+    with pytest.raises(ValueError, match=match):
+        fused_conv_tanh(args.pop("x"), args.pop("w"), args.pop("b"), soc="Ascend910B1",
+                        **args)
