@@ -19,7 +19,7 @@ Search, in three stages, each ranking candidates with the per-core estimate of
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -662,6 +662,7 @@ def solve_matmul_tiling(req: MatmulTilingRequest, soc: Any) -> MatmulTiling:
         raise TypeError(f"req must be a MatmulTilingRequest, got {type(req).__name__}")
     p = _problem(req, soc)
     dim = req.dim if req.dim != -1 else default_core_count(soc)
+    req = _clamp_fixed_base_k(req, p)
     if req.base_m != -1 or req.base_n != -1 or req.base_k != -1:
         _check_fixed_base(req, p)
     split = _choose_split(req, p, dim)
@@ -676,6 +677,16 @@ def compute_matmul_tiling(req: MatmulTilingRequest, soc: Any) -> dict[str, int]:
     Raises :class:`TilingError` naming the constraint and the sizes when nothing fits.
     """
     return dict(solve_matmul_tiling(req, soc).values)
+
+
+def _clamp_fixed_base_k(req: MatmulTilingRequest, p: Problem) -> MatmulTilingRequest:
+    """A fixed base_k beyond the core's K (rounded up to C0) becomes that K: the whole K is
+    then one step. CANN accepts such a split (pyasc's fused-attention example fixes base_k=128
+    for a K of 64), unlike an oversized base_m/base_n."""
+    extent = req.single_core_k if req.single_core_k != -1 else req.k
+    if req.base_k > align_up(extent, p.k_align):
+        return replace(req, base_k=align_up(extent, p.k_align))
+    return req
 
 
 def _check_fixed_base(req: MatmulTilingRequest, p: Problem) -> None:
