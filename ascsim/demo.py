@@ -61,6 +61,9 @@ def load_example(name: str) -> ModuleType:
     if not path.is_file():
         raise FileNotFoundError(f"no example {path} (the examples ship with the source tree)")
     install_asc_alias()
+    # Examples import their shared command-line helper (example_cli) as a sibling module.
+    if str(EXAMPLES_DIR) not in sys.path:
+        sys.path.append(str(EXAMPLES_DIR))
     spec = importlib.util.spec_from_file_location(f"ascsim_examples.{name}", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module

@@ -13,7 +13,6 @@ use the basic-block fast path; a shorter last chunk uses the general one.
 Run it with ``ascsim run examples/rmsnorm.py -r Model -v Ascend910B1``.
 """
 
-import argparse
 from dataclasses import dataclass
 
 import asc
@@ -21,6 +20,7 @@ import asc.lib.runtime as rt
 import asc.runtime.config as config
 import torch
 from asc.lib.runtime.support import DeviceInfoType, DeviceModuleType
+from example_cli import platform_from_cli
 
 BUFFER_NUM = 2
 CHUNK_BYTES = 16 * 1024  # UB budget for one chunk of rows
@@ -157,22 +157,8 @@ def run(platform=None, shape=DEFAULT_SHAPE):
     return report
 
 
-def _platform_from_cli(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("-r", type=str, default="Model", help="backend to run")
-    parser.add_argument("-v", type=str, default=None, help="platform to run")
-    args = parser.parse_args(argv)
-    if args.r not in config.Backend.__members__:
-        raise ValueError(f"Unsupported Backend! Supported: {list(config.Backend.__members__)}")
-    if config.Backend(args.r) is not config.Backend.Model:
-        config.set_platform(config.Backend(args.r), args.v)  # says what an NPU run needs
-    known = [p.value for p in config.Platform]
-    if args.v is not None and args.v not in known:
-        raise ValueError(f"Unsupported Platform! Supported: {known}")
-    return None if args.v is None else config.Platform(args.v)
-
 
 if __name__ == "__main__":
-    report = run(_platform_from_cli())
+    report = run(platform_from_cli(__doc__))
     print(f"rmsnorm: matches the torch reference on {report.soc} ({report.block_num} cores), "
           f"{report.device_time_us:.2f} us simulated")

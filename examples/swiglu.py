@@ -12,7 +12,6 @@ of tile i+1 overlap the compute and store of tile i.
 Run it with ``ascsim run examples/swiglu.py -r Model -v Ascend910B1``.
 """
 
-import argparse
 from dataclasses import dataclass
 
 import asc
@@ -20,6 +19,7 @@ import asc.lib.runtime as rt
 import asc.runtime.config as config
 import torch
 from asc.lib.runtime.support import DeviceInfoType, DeviceModuleType
+from example_cli import platform_from_cli
 
 BUFFER_NUM = 2
 LARGE_TILE_BYTES = 2048
@@ -134,22 +134,8 @@ def run(platform=None, shape=DEFAULT_SHAPE):
     return report
 
 
-def _platform_from_cli(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("-r", type=str, default="Model", help="backend to run")
-    parser.add_argument("-v", type=str, default=None, help="platform to run")
-    args = parser.parse_args(argv)
-    if args.r not in config.Backend.__members__:
-        raise ValueError(f"Unsupported Backend! Supported: {list(config.Backend.__members__)}")
-    if config.Backend(args.r) is not config.Backend.Model:
-        config.set_platform(config.Backend(args.r), args.v)  # says what an NPU run needs
-    known = [p.value for p in config.Platform]
-    if args.v is not None and args.v not in known:
-        raise ValueError(f"Unsupported Platform! Supported: {known}")
-    return None if args.v is None else config.Platform(args.v)
-
 
 if __name__ == "__main__":
-    report = run(_platform_from_cli())
+    report = run(platform_from_cli(__doc__))
     print(f"swiglu: matches the torch reference on {report.soc} ({report.block_num} cores), "
           f"{report.device_time_us:.2f} us simulated")

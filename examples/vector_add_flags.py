@@ -12,12 +12,12 @@ only ordering the hardware does not give for free is expressed with events:
 Run it with ``ascsim run examples/vector_add_flags.py -r Model -v Ascend910B1``.
 """
 
-import argparse
 
 import asc
 import asc.lib.runtime as rt
 import asc.runtime.config as config
 import torch
+from example_cli import platform_from_cli
 
 SLOTS = 2  # ping-pong
 DEFAULT_LENGTH = 8 * 2048
@@ -90,22 +90,8 @@ def run(platform=None, length: int = DEFAULT_LENGTH, cores: int = DEFAULT_CORES,
     return report
 
 
-def _platform_from_cli(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("-r", type=str, default="Model", help="backend to run")
-    parser.add_argument("-v", type=str, default=None, help="platform to run")
-    args = parser.parse_args(argv)
-    if args.r not in config.Backend.__members__:
-        raise ValueError(f"Unsupported Backend! Supported: {list(config.Backend.__members__)}")
-    if config.Backend(args.r) is not config.Backend.Model:
-        config.set_platform(config.Backend(args.r), args.v)  # says what an NPU run needs
-    known = [p.value for p in config.Platform]
-    if args.v is not None and args.v not in known:
-        raise ValueError(f"Unsupported Platform! Supported: {known}")
-    return None if args.v is None else config.Platform(args.v)
-
 
 if __name__ == "__main__":
-    report = run(_platform_from_cli())
+    report = run(platform_from_cli(__doc__))
     print(f"vector_add_flags: z = x + y correct on {report.soc}, "
           f"{report.device_time_us:.2f} us simulated")
