@@ -86,7 +86,7 @@ def test_example_check_rejects_a_wrong_result(monkeypatch):
 ])
 def test_example_command_line_is_validated(argv, complaint):
     with pytest.raises(ValueError, match=complaint):
-        load_example("gelu")._platform_from_cli(argv)
+        load_example("gelu").platform_from_cli("gelu", argv)
 
 
 def test_cli_run_writes_a_trace_with_one_track_per_pipe_per_core(tmp_path):
