@@ -103,6 +103,10 @@ _A2A3_VECTOR: dict[str, VectorCost] = {
     "reduce_min": _vc(256, 8, thrput=7),  # [S14] VCMIN fp32
     "reduce_min.float16": _vc(256, 9, thrput=7),  # [S14] VCMIN fp16
     "reduce_min.float32": _vc(256, 8, thrput=7),  # [S14] VCMIN fp32
+    # VCADD accumulating across repeats into one value (a long row's sum): pypto's "mode 0"
+    # read-modify-write note, x7 [S14]. Used by composites that sum rows one at a time.
+    "reduce_acc": _vc(256, 20, thrput=7),  # [S14] VCADD fp32, mode 0 (x7)
+    "reduce_acc.float16": _vc(256, 23, thrput=7),  # [S14] VCADD fp16, mode 0 (x7)
     # Per-DataBlock reductions.
     "block_reduce": _vc(256, 12),  # [S14] VCGADD fp32
     "block_reduce.float16": _vc(256, 15),  # [S14] VCGADD fp16
@@ -145,9 +149,11 @@ _A5_CUBE = CubeCost(
 
 # --- Model constants ----------------------------------------------------------------------
 _A2A3_TIMING = TimingParams(
-    # Initial guesses to be calibrated against shared/reference/calibration.md, which shows
-    # scalar time dominating small kernels (RMSNorm 32K elements: 1.91 of 3.56 µs).
-    scalar_cycles_per_call=20,  # guess: ~10 scalar ALU ops (2 cycles each [S14]) per API call
+    # Checked against shared/reference/calibration.md by benchmarks/calibration.py (see
+    # docs/cost-model.md); only the three constants marked "fitted" were fitted, jointly.
+    # guess: ~10 scalar ALU ops (2 cycles each [S14]) per API call; left unfitted: it puts the
+    # large SwiGLU points (scalar-bound, ~17 calls per tile) within 3 % of calibration.md.
+    scalar_cycles_per_call=20,
     scalar_cycles_per_loop_iter=10,  # guess: counter update + compare + branch
     scalar_ld_st_cycles=30,  # [S14] scalar LD 6 / ST 4, plus the pipe sync a UB access needs
     mte2_startup_cycles=20,  # [S14] DMA UE latency 9, plus descriptor decode (guess)
@@ -163,9 +169,22 @@ _A2A3_TIMING = TimingParams(
     cross_core_flag_latency_cycles=150,
     # [S16] reports ~20 µs "head overhead" for full-core A2 launches, but that is host-side
     # launch cost: published Task Durations of whole small kernels are 3.5-4.5 µs on 910B4
-    # (calibration.md). In the smallest RMSNorm point scalar alone takes 1.91 of 3.56 µs, so
-    # the fixed per-kernel part of device time can be at most ~1.65 µs; take 1.5 µs.
-    launch_overhead_us=1.5,
+    # (calibration.md). Model constant: the device-side fixed cost per launch (block dispatch,
+    # the end-of-kernel drain) not spent in any pipe. Fitted jointly (least squares of the
+    # relative error) over the totals of the fit rows of every calibration table
+    # (benchmarks/calibration.py --fit: 0.86 µs).
+    launch_overhead_us=0.86,
+    # Model constant: scalar work before the first API call of the body (kernel arguments
+    # loaded from GM, TPipe/TQue set-up, tiling copy-in). calibration.md: the smallest RMSNorm
+    # kernel spends 1.91 µs in Scalar with ~20 API calls. Fitted jointly over the Scalar
+    # column of the RMSNorm fit rows (--fit: 2520 cycles = 1.68 µs at 1.5 GHz).
+    kernel_start_cycles=2520,
+    # Model constant: the bubble a PIPE_V barrier adds between dependent vector steps of a
+    # high-level API (drain + re-dispatch), on top of the step's latency ([S14] latencies
+    # already include vecDelay 15). Fitted jointly over the Vec column of the RMSNorm fit
+    # rows (--fit: 16.9 cycles), close to pypto's vecDelay of 15 [S14].
+    vector_step_cycles=17,
+    burst_gap_cycles=1.0,  # guess: one cycle per extra burst descriptor of a strided copy
     vector_ub_bank_conflict_factor=1.0,  # conflicts are left to an explicit UB-bank model
     gm_misaligned_bw_factor=0.7,  # [S17] 32 B-aligned GM access can drop to 70 % (A2)
     pipe_queue_depth=32,  # [S10] MTE1/MMAD instruction queue depth 32; pypto uses 32 [S14]
@@ -175,7 +194,10 @@ _A5_TIMING = _A2A3_TIMING  # no 3510 cost model is published; assumed equal to A
 
 # --- Per-core bandwidths (bytes/cycle) ----------------------------------------------------
 _A2A3_BW = Bandwidths(
-    gm_read=32.0,  # [S7] ini ddr_read_rate
+    # [S7] ini ddr_read/write_rate: a core's share of HBM; x AIC count = the chip's HBM
+    # bandwidth, which bounds a launch's HBM traffic (ascsim/sim/l2.py). A single transfer
+    # streams at the L2 port rate (ascsim/sim/transfer.py).
+    gm_read=32.0,
     gm_write=32.0,  # [S7] ini ddr_write_rate
     l2_read=110.0,  # [S7] ini l2_read_rate
     l2_write=86.0,  # [S7] ini l2_write_rate

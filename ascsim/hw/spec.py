@@ -190,9 +190,10 @@ class Bandwidths:
 
     A path's value is what its engine can move; whether the path exists on a SoC is
     :attr:`SocSpec.paths`, not this record. Transfers touching GM are further limited by the
-    memory side: ``gm_read``/``gm_write`` when the data come from / go to HBM, and
-    ``l2_read``/``l2_write`` when L2 serves them (see :meth:`for_path`); and by the chip-wide
-    share :attr:`SocSpec.gm_bandwidth_bytes_per_cycle` when many cores stream at once.
+    memory side (see :meth:`for_path`). The cost model (``ascsim/sim/transfer.py``) streams
+    every GM transfer at the L2 port rate (``l2_hit=True``: all GM traffic goes through L2) and
+    bounds the launch's HBM traffic by :attr:`SocSpec.gm_bandwidth_bytes_per_cycle`
+    (``gm_read`` x AIC count), the chip-wide share when many cores stream at once.
 
     Fields (bytes/cycle): gm_read, gm_write (HBM side, ini ``ddr_read/write_rate``);
     l2_read, l2_write (L2 side, ini ``l2_read/write_rate``); gm_to_l1, gm_to_ub (MTE2 ingest);
@@ -282,6 +283,13 @@ class TimingParams:
             GM address is not 512 B aligned.
         pipe_queue_depth: instructions a pipe's issue queue holds before the scalar unit
             stalls.
+        kernel_start_cycles: scalar cycles every core spends before the kernel body's first
+            API call: loading the kernel arguments, TPipe/queue set-up, copying the tiling
+            struct in.
+        vector_step_cycles: bubble between two dependent vector instructions of a high-level
+            API (the PIPE_V barrier's drain and the next instruction's dispatch), on top of the
+            previous instruction's latency.
+        burst_gap_cycles: extra cycles per additional burst of a multi-burst transfer.
     """
 
     scalar_cycles_per_call: int
@@ -300,6 +308,9 @@ class TimingParams:
     vector_ub_bank_conflict_factor: float = 1.0
     gm_misaligned_bw_factor: float = 1.0
     pipe_queue_depth: int = 32
+    kernel_start_cycles: int = 0
+    vector_step_cycles: int = 0
+    burst_gap_cycles: float = 1.0
 
     def __post_init__(self) -> None:
         owner = type(self).__name__

@@ -19,16 +19,19 @@ def sequence_cycles(steps, dtype_name: str, repeats: int) -> tuple[float, float]
     """(busy, latency) of dependent vector steps, each over ``repeats`` repeats.
 
     ``steps`` lists cost classes, or ``(cost class, repeats)`` pairs for steps over fewer
-    elements; each step starts when the previous one's result is ready.
+    elements; each step starts ``vector_step_cycles`` after the previous one's result is ready.
     """
+    core = current_core()
+    # Each step waits for the previous one's result (PIPE_V barrier) and then pays the
+    # barrier's bubble before it issues: dependent steps expose latency + start-up.
+    step_cycles = core.timing.vector_step_cycles
     busy = 0.0
     latency = 0.0
     for step in steps:
         op, n = (step, repeats) if isinstance(step, str) else step
         b, lat = vector_cycles(op, dtype_name, n)
-        busy += latency + b
+        busy += latency + step_cycles + b
         latency = lat
-    core = current_core()
     # The scalar unit issues every step of the sequence.
     core.scalar_work(core.timing.scalar_cycles_per_call * (len(steps) - 1))
     return busy, latency

@@ -12,7 +12,7 @@ import numpy as np
 from ascsim.asc.adv.composite import sequence_cycles
 from ascsim.asc.basic._exec import count_repeats, execute
 from ascsim.asc.basic.vector import compute_dtype
-from ascsim.asc.context import user_location
+from ascsim.asc.context import current_core, user_location
 from ascsim.asc.struct import Struct
 from ascsim.sim.errors import KernelError
 
@@ -60,15 +60,35 @@ def rmsnorm(dst, src, gamma, epsilon, tiling, temp_buffer=None, basic_block: boo
     out = dst.elements(0, n, loc).reshape(rows, h)
     out[:, :real_h] = y.astype(dst.dtype.np_dtype)
     size = max(dst.dtype.sizeof(), src.dtype.sizeof())
-    full = count_repeats(n, size)
-    per_row = count_repeats(rows, 4)
-    # x², row sums (a reduction pass per row block), ·1/H, +eps, sqrt, 1/x, broadcast, x·r, ·γ.
-    steps = ["mul", ("reduce", full), ("muls", per_row), ("adds", per_row), ("sqrt", per_row),
-             ("reciprocal", per_row), ("brcb", full), "mul", "mul"]
-    if not basic_block:
-        # Without the basic-block layout the row reduction runs once per row.
-        steps[1] = ("reduce", full + rows)
-    busy, latency = sequence_cycles(steps, src.dtype.name, full)
+    busy, latency = sequence_cycles(rmsnorm_steps(rows, h, size, basic_block), src.dtype.name,
+                                    count_repeats(n, size))
     tensors = (dst, src, gamma) + ((temp_buffer,) if temp_buffer is not None else ())
-    execute("V", "rmsnorm", busy, latency, loc, tensors,
-            (src.access(0, n), gamma.access(0, real_h)), (dst.access(0, n),))
+    instr = execute("V", "rmsnorm", busy, latency, loc, tensors,
+                    (src.access(0, n), gamma.access(0, real_h)), (dst.access(0, n),))
+    # The library hands per-row results between the vector and the scalar unit (V_S sync), so
+    # the scalar unit cannot run ahead into the next chunk: the published 910B4 per-pipe times
+    # add up (Vec + Scalar ~ total per chunk, calibration.md) instead of overlapping.
+    current_core().block_pipe("S", instr.done)
+
+
+def rmsnorm_steps(rows: int, h: int, elem_bytes: int, basic_block: bool) -> list:
+    """The vector instructions rmsnorm issues for ``rows`` rows of ``h`` elements.
+
+    Both paths square the input, sum each row, turn the sums into 1/sqrt(sum/H + eps) (three
+    short steps over one value per row), scale every row by its factor and multiply by gamma.
+    The basic-block path (rows a multiple of 8, H a multiple of 64) sums all rows at once with
+    per-block partial sums (VCGADD) and a short whole-reduce of the partials, then broadcasts
+    the factors to blocks (brcb) and scales the whole chunk in one instruction. The general
+    path reduces row by row with an accumulating VCADD (``reduce_acc``, the read-modify-write
+    mode pypto prices at 7x [S14]) and scales row by row, so a chunk of few long rows pays
+    two dependent instructions per row.
+    """
+    per_row = count_repeats(rows, 4)
+    row = count_repeats(h, elem_bytes)
+    factors = [("muls", per_row), ("adds", per_row), ("sqrt", per_row)]
+    if basic_block:
+        partials = count_repeats(rows * h // 8, elem_bytes)
+        return (["mul", "block_reduce", ("reduce", partials)] + factors
+                + [("brcb", per_row), "mul", "mul"])
+    return (["mul"] + [("reduce_acc", row)] * rows + factors + [("muls", row)] * rows
+            + ["mul"])

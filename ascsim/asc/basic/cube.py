@@ -99,8 +99,18 @@ def _local(*tensors):
     return tuple(t for t in tensors if isinstance(t, LocalTensor))
 
 
-def _cycles(path: str, nbytes: int, bursts: int) -> tuple[float, float]:
-    return _dc.transfer_cycles(path, nbytes, max(1, bursts))
+def _cycles(path: str, nbytes: int, bursts: int, gm=None) -> tuple[float, float]:
+    return _dc.transfer_cycles(path, nbytes, max(1, bursts), gm=gm)
+
+
+def _gm_rows(tensor, first_elems: np.ndarray, row_elems: int):
+    """``(buffer_id, starts, ends)`` in bytes of GM rows starting at element offsets
+    ``first_elems`` of ``tensor`` (for the L2 model), or None when it is not in GM."""
+    if not isinstance(tensor, GlobalTensor) or not first_elems.size:
+        return None
+    size = tensor.dtype.sizeof()
+    starts = tensor.byte_offset + first_elems.reshape(-1).astype(np.int64) * size
+    return tensor.buffer.id, starts, starts + row_elems * size
 
 
 def _same_size(op: str, dst, src, loc) -> None:
@@ -140,7 +150,8 @@ def nd2nz_copy(dst, src, params: Nd2NzParams, loc) -> None:
         dst_view[dst_idx.reshape(-1)] = values.reshape(-1)
     nbytes = int(dst_idx.size) * dst.dtype.sizeof()
     current_core().count_bytes(path, nbytes)
-    busy, latency = _cycles(path, nbytes, p.nd_num * p.n_value)
+    rows = _gm_rows(src, (i * p.src_nd_matrix_stride + j * p.src_d_value), p.d_value)
+    busy, latency = _cycles(path, nbytes, p.nd_num * p.n_value, rows)
     execute(pipe, "data_copy_nd2nz", busy, latency, loc, _local(dst),
             (read,) if read else (), (write,) if write else (), info=(path, nbytes))
 
@@ -413,7 +424,9 @@ def fixpipe(dst, src, *args, **kwargs) -> None:
     src_bytes = p.nd_num * p.m_size * (-(-p.n_size // 16) * 16) * src.dtype.sizeof()
     core = current_core()
     core.count_bytes(path, dst_bytes)
-    busy, latency = _cycles(path, dst_bytes, bursts)
+    rows = (_gm_rows(dst, i * p.dst_nd_stride + r * p.dst_stride, p.n_size)
+            if config.layout == CO2Layout.ROW_MAJOR else None)
+    busy, latency = _cycles(path, dst_bytes, bursts, rows)
     read_rate = core.soc.core_bw(core.kind.lower()).for_path("L0C->L1")
     busy = max(busy, src_bytes / read_rate + core.timing.fixpipe_startup_cycles)
     execute(pipe, "fixpipe", busy, latency, loc, _local(dst, src),

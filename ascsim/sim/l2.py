@@ -1,0 +1,141 @@
+"""The L2 cache in front of HBM, as seen by one launch.
+
+What it models (ascend-hw §1.4): every MTE transfer to or from GM goes through L2 [S1]. A GM line
+that some core of the launch has already read or written is an L2 *hit*: it is served at the L2
+latency. A line touched for the first time is a *miss*: it comes from HBM, costs the HBM latency
+and counts towards the launch's HBM traffic, which the chip's HBM bandwidth bounds as a whole
+(:meth:`L2Cache.hbm_bound_cycles`). Writes are write-back: they land in L2 (the line becomes
+resident) and reach HBM only when evicted.
+
+Bookkeeping: one float array per GM buffer, one entry per 512-byte line [S14 pypto L2 line 512 B]
+holding the time (cycles) from which the line is in L2 (``inf``: not in L2). A read of a line
+another core requested earlier but whose fill has not arrived yet waits for that fill, so two
+cores streaming the same tile at once pay one HBM fetch and one latency, not two. Every access
+is a handful of numpy operations on the line array, never a Python loop over lines.
+
+Simplifications (stated in docs/cost-model.md): the launch starts with a cold L2 (inputs are
+first-touch reads); there is no replacement policy: once the launch has touched ``l2_bytes`` of
+distinct lines, further new lines are not kept (reads of them miss again, writes of them go to
+HBM), which is what an LRU would do for a streaming kernel larger than L2; the chip-level L2
+bandwidth is not a limit (only the per-core L2 port rates, in the transfer cost).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+#: L2 line size in bytes: pypto's L2 model uses 512 B lines [S14]; GM requests are split into
+#: 128/256/512 B pieces and 512 B is the best-aligned size [S10, S17].
+LINE_BYTES = 512
+
+
+class L2Cache:
+    """Which GM lines are in L2 during one launch, and how much traffic went to HBM."""
+
+    def __init__(self, l2_bytes: int, buffer_bytes):
+        """``buffer_bytes(buffer_id) -> int`` gives the size of a GM buffer (lazily sized)."""
+        if l2_bytes <= 0:
+            raise ValueError(f"L2 size must be positive, got {l2_bytes}")
+        self.capacity_lines = l2_bytes // LINE_BYTES
+        self._buffer_bytes = buffer_bytes
+        self._ready: dict[int, np.ndarray] = {}
+        self.resident_lines = 0
+        self.hit_bytes = 0.0
+        self.miss_bytes = 0.0        # read from HBM (first touches, or after L2 is full)
+        self.write_bytes = 0.0       # written into L2
+        self.spill_bytes = 0.0       # written but not kept (L2 full): goes on to HBM
+
+    # ------------------------------------------------------------------ line selection
+    def _lines(self, buffer_id: int) -> np.ndarray:
+        lines = self._ready.get(buffer_id)
+        if lines is None:
+            n = max(1, math.ceil(self._buffer_bytes(buffer_id) / LINE_BYTES))
+            lines = self._ready[buffer_id] = np.full(n, np.inf)
+        return lines
+
+    def _select(self, buffer_id: int, starts: np.ndarray, ends: np.ndarray):
+        """(line array, index of the touched lines) for byte ranges [starts, ends)."""
+        lines = self._lines(buffer_id)
+        first = starts // LINE_BYTES
+        last = (ends - 1) // LINE_BYTES + 1
+        lo, hi = int(first.min()), min(int(last.max()), lines.size)
+        if first.size == 1 or lo >= hi:
+            return lines, slice(lo, hi)
+        # Union of the per-range line intervals: +1 at each start, -1 past each end.
+        marks = np.zeros(hi - lo + 1, dtype=np.int32)
+        np.add.at(marks, np.minimum(first - lo, hi - lo), 1)
+        np.add.at(marks, np.minimum(last - lo, hi - lo), -1)
+        return lines, np.flatnonzero(np.cumsum(marks[:-1]) > 0) + lo
+
+    def _admit(self, new_lines: int) -> bool:
+        """Whether ``new_lines`` more lines fit in L2 (no replacement: see the module doc)."""
+        if self.resident_lines + new_lines > self.capacity_lines:
+            return False
+        self.resident_lines += new_lines
+        return True
+
+    # ------------------------------------------------------------------ accesses
+    def read(self, buffer_id: int, starts, ends, t: float, hit_latency: float,
+             miss_latency: float) -> tuple[float, float]:
+        """A read of byte ranges [starts, ends) of a GM buffer issued at cycle ``t``.
+
+        Returns ``(latency, hit fraction)``: the latency is the L2 hit latency when every line
+        is in L2 by ``t``, the HBM latency when some line misses, and in between when a line is
+        still being filled for an earlier request.
+        """
+        starts, ends = np.asarray(starts), np.asarray(ends)
+        nbytes = float((ends - starts).sum())
+        lines, idx = self._select(buffer_id, starts, ends)
+        ready = lines[idx]
+        if ready.size == 0:
+            return float(hit_latency), 1.0
+        missing = np.isinf(ready)
+        misses = int(missing.sum())
+        hit_fraction = 1.0 - misses / ready.size
+        self.hit_bytes += nbytes * hit_fraction
+        self.miss_bytes += nbytes - nbytes * hit_fraction
+        if misses:
+            if self._admit(misses):
+                ready[missing] = t + miss_latency
+                lines[idx] = ready
+            return float(miss_latency), hit_fraction
+        # Every line is in L2 or on its way for an earlier request: wait for the last one.
+        return float(max(hit_latency, float(ready.max()) - t)), 1.0
+
+    def write(self, buffer_id: int, starts, ends, t: float) -> None:
+        """A write of byte ranges [starts, ends) finishing at about cycle ``t`` (write-back)."""
+        starts, ends = np.asarray(starts), np.asarray(ends)
+        nbytes = float((ends - starts).sum())
+        lines, idx = self._select(buffer_id, starts, ends)
+        ready = lines[idx]
+        new = int(np.isinf(ready).sum())
+        if new and not self._admit(new):
+            self.spill_bytes += nbytes * new / ready.size
+            return
+        self.write_bytes += nbytes
+        lines[idx] = np.minimum(ready, t)
+
+    def unknown_read(self, nbytes: float) -> None:
+        """A read whose GM addresses the caller did not give: counted as HBM traffic."""
+        self.miss_bytes += nbytes
+
+    # ------------------------------------------------------------------ chip-level bound
+    def hbm_bytes(self) -> float:
+        """Bytes the launch moved between L2 and HBM: read misses plus writes L2 could not keep."""
+        return self.miss_bytes + self.spill_bytes
+
+    def hbm_bound_cycles(self, chip_bytes_per_cycle: float) -> float:
+        """The least time (cycles) the launch's HBM traffic takes at the chip's HBM bandwidth."""
+        return self.hbm_bytes() / chip_bytes_per_cycle
+
+
+def l2_of(launch) -> L2Cache:
+    """The launch's L2 model, created on first use (kept in ``launch.shared['l2']``)."""
+    cache = launch.shared.get("l2")
+    if cache is None:
+        buffers = launch.memory.buffers
+        cache = launch.shared["l2"] = L2Cache(launch.soc.l2_bytes,
+                                              lambda bid: buffers[bid].capacity)
+    return cache
