@@ -24,6 +24,7 @@ from ascsim.bench.references import make_references  # noqa: E402
 from ascsim.bench.score import hap, speedup  # noqa: E402
 from ascsim.bench.tasks import load_task  # noqa: E402
 from ascsim.ops import fused_conv_sigmoid, fused_conv_tanh  # noqa: E402
+from ascsim.session import SESSION  # noqa: E402
 
 OPS = {"fused_conv_tanh": fused_conv_tanh, "fused_conv_sigmoid": fused_conv_sigmoid}
 
@@ -74,7 +75,10 @@ def main(argv=None) -> None:
     parser.add_argument("--soc", nargs="+", default=["Ascend950PR_9579", "Ascend910B1"])
     parser.add_argument("--variants", nargs="+", default=["semi", "fused", "unfused", "auto"])
     parser.add_argument("--cases", nargs="*", type=int, default=None)
+    parser.add_argument("--checks", action="store_true",
+                        help="run the dynamic kernel checks (races, uninitialised reads)")
     args = parser.parse_args(argv)
+    SESSION.checks = args.checks
     for op in args.op:
         for soc in args.soc:
             run(op, soc, args.variants, args.cases)

@@ -24,7 +24,7 @@ ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4}
 M_TARGET = 256  # pixels per tile when there is enough work
 L0_BUDGET = 32 * 1024  # bytes per L0A / L0B buffer (two buffers each)
 STAGE_BUDGET = 112 * 1024  # bytes per L1 stage (two stages + bias + ones fractal)
-RESIDENT_BUDGET = 256 * 1024  # bytes of L1 for weights kept across tiles
+RESIDENT_BUDGET = 320 * 1024  # bytes of L1 for weights kept across tiles
 EPI_PIXELS = 256  # pixels (x 16 channels) per vector epilogue unit
 
 
@@ -159,42 +159,54 @@ class ConvPlan:
 
 
 def plan_conv(spec: ConvSpec, soc: SocSpec) -> ConvPlan:
-    """Tile ``spec`` for ``soc``: enough tiles to occupy the AICs, buffers within L0/L1."""
+    """Tile ``spec`` for ``soc``: of the channel-tile widths that fit L0C, the one with the
+    least GM -> L1 traffic on the busiest AIC (feature-map rows with halo plus weights per
+    tile; resident weights once per core)."""
+    nt_max = min(_round16(spec.cout), max(16, (soc.l0c_bytes // 2 // (M_TARGET * 4)) // 16 * 16),
+                 256)
+    plans = [_plan(spec, soc, nt) for nt in range(16, nt_max + 1, 16)]
+    plan = min(plans, key=_traffic)
+    _check_fits(plan, soc)
+    return plan
+
+
+def _traffic(p: ConvPlan) -> float:
+    """Estimated GM -> L1 bytes of the busiest AIC (the term the tiling changes most)."""
+    per_tile = p.c1 * p.in_rows * p.w * 32 + (0 if p.w_resident else p.c1 * p.kk * p.nt_pad * 32)
+    return _ceil(p.tiles, p.cores) * per_tile + p.resident_elems * ITEMSIZE[p.dtype]
+
+
+def _plan(spec: ConvSpec, soc: SocSpec, nt: int) -> ConvPlan:
     size = ITEMSIZE[spec.dtype]
     c0 = 32 // size
     c1 = _ceil(spec.cin, c0)
     ho, wo = spec.ho, spec.wo
     m_total = spec.n * ho * wo
-    cout16 = _round16(spec.cout)
     l0c_half = soc.l0c_bytes // 2
-    # Output channels per tile: all of them if L0C holds a full-size tile twice.
-    nt = min(cout16, max(16, (l0c_half // (M_TARGET * 4)) // 16 * 16), 256)
     n_blocks = _ceil(spec.cout, nt)
     # Pixels per tile: M_TARGET, fewer when that would leave AICs idle.
     m_target = max(16, min(M_TARGET, _ceil(m_total * n_blocks, soc.aic_count)))
     rows = max(1, min(ho, m_target // wo))
     while _round16(rows * wo) * _round16(nt) * 4 > l0c_half and rows > 1:
         rows -= 1
-    while _round16(rows * wo) * _round16(nt) * 4 > l0c_half and nt > 16:
-        nt -= 16
     m_pad = _round16(rows * wo)
     nt_pad = _round16(nt)
     ks = max(1, min(L0_BUDGET // (m_pad * 32), L0_BUDGET // (nt_pad * 32)))
     kk = spec.kh * spec.kw
     in_rows = (rows - 1) * spec.stride_h + (spec.kh - 1) * spec.dil_h + 1
-    tiles = spec.n * _ceil(ho, rows) * _ceil(spec.cout, nt)
+    tiles = spec.n * _ceil(ho, rows) * n_blocks
     # Weights stay in L1 when one channel block covers Cout and they fit: loaded once per core.
-    resident = _ceil(spec.cout, nt) == 1 and c1 * kk * nt_pad * 32 <= RESIDENT_BUDGET
+    resident = n_blocks == 1 and c1 * kk * nt_pad * 32 <= RESIDENT_BUDGET
     per_block = (in_rows * spec.w + (0 if resident else kk * nt_pad)) * 32
-    g = max(1, min(c1, (STAGE_BUDGET - nt_pad * 32) // per_block))
-    plan = ConvPlan(
+    stage_budget = min(STAGE_BUDGET, (soc.l1_bytes - c1 * kk * nt_pad * 32 * resident
+                                      - 16 * 32) // 2)
+    g = max(1, min(c1, (stage_budget - nt_pad * 32) // per_block))
+    return ConvPlan(
         n=spec.n, cin=spec.cin, h=spec.h, w=spec.w, cout=spec.cout, kh=spec.kh, kw=spec.kw,
         sh=spec.stride_h, sw=spec.stride_w, pt=spec.pad_top, pb=spec.pad_bottom,
         pl=spec.pad_left, pr=spec.pad_right, dh=spec.dil_h, dw=spec.dil_w, ho=ho, wo=wo,
         dtype=spec.dtype, c0=c0, c1=c1, rows=rows, nt=nt, g=g, ks=ks,
         cores=min(soc.aic_count, tiles), dn2nz=soc.npu_arch == 3510, w_resident=resident)
-    _check_fits(plan, soc)
-    return plan
 
 
 def _check_fits(p: ConvPlan, soc: SocSpec) -> None:

@@ -19,6 +19,8 @@ DN2NZ form of GM -> L1 ``data_copy`` and the vector ``gather``.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ascsim.asc.basic import cube as _cube
@@ -105,9 +107,11 @@ def _geometry(p: LoadData3DParamsV2, regs: dict, config: IsResetLoad3dConfig):
     return h, w, pads, pad_value
 
 
+@lru_cache(maxsize=256)
 def im2col_indices(h, w, pads, channel_size, c0, p: LoadData3DParamsV2):
     """(element index into the C1HWC0 feature map, valid mask) for the [m_extension,
-    k_extension] window of the im2col matrix; also the output size (ho, wo)."""
+    k_extension] window of the im2col matrix; also the output size (ho, wo). Cached: kernels
+    repeat the same geometry tile after tile (the arrays are never written)."""
     pl, pr, pt, pb = pads
     fh = p.filter_h + (256 if p.filter_size_h else 0)
     fw = p.filter_w + (256 if p.filter_size_w else 0)
@@ -126,8 +130,9 @@ def im2col_indices(h, w, pads, channel_size, c0, p: LoadData3DParamsV2):
     c1_count = channel_size // c0
     valid = ((hi >= 0) & (hi < h) & (wi >= 0) & (wi < w) & (m < ho * wo)[:, None]
              & (c1 < c1_count)[None, :])
-    idx = ((c1[None, :] * h + hi) * w + wi) * c0 + ci[None, :]
-    return np.where(valid, idx, 0), valid, (ho, wo)
+    idx = np.where(valid, ((c1[None, :] * h + hi) * w + wi) * c0 + ci[None, :], 0)
+    span = (int(idx[valid].min()), int(idx[valid].max()) + 1) if valid.any() else None
+    return idx, valid, (ho, wo), span
 
 
 def _load3d(dst, src, p: LoadData3DParamsV2, config: IsResetLoad3dConfig, loc) -> None:
@@ -161,14 +166,14 @@ def _load3d(dst, src, p: LoadData3DParamsV2, config: IsResetLoad3dConfig, loc) -
     if empty:  # documented NOP
         core.call_overhead()
         return
-    idx, valid, (ho, wo) = im2col_indices(h, w, pads, p.channel_size, c0, p)
+    idx, valid, (ho, wo), span = im2col_indices(h, w, pads, p.channel_size, c0, p)
     if ho < 1 or wo < 1:
         raise KernelError(f"{op}: the filter does not fit the {h}x{w} feature map with "
                           f"padding {list(pads)} (output {ho}x{wo})", loc)
     rows = -(-p.m_extension // 16) * 16
     cols = -(-p.k_extension // c0) * c0
-    src_view = src.elements(0, int(idx.max()) + 1, loc)
-    read = _cube._span(src, idx[valid], loc)[1] if valid.any() else None
+    src_view = src.elements(0, span[1] if span else 1, loc)
+    read = _cube._access(src, *span) if span else None
     fill = np.asarray(pad_value).astype(src.dtype.np_dtype)
     window = np.full((rows, cols), fill, dtype=src.dtype.np_dtype)
     window[: p.m_extension, : p.k_extension] = np.where(valid, src_view[idx], fill)
@@ -190,6 +195,22 @@ def _load3d(dst, src, p: LoadData3DParamsV2, config: IsResetLoad3dConfig, loc) -
 
 
 # ------------------------------------------------------------------------------ DN2NZ
+@lru_cache(maxsize=256)
+def _dn2nz_indices(p: Dn2NzParams, c0: int):
+    """(shape, valid mask, source and destination element indices) of a DN2NZ copy."""
+    strips = -(-p.d_value // c0)
+    i = np.arange(p.dn_num)[:, None, None, None]
+    n = np.arange(p.n_value)[None, :, None, None]
+    s = np.arange(strips)[None, None, :, None]
+    d = s * c0 + np.arange(c0)
+    shape = (p.dn_num, p.n_value, strips, c0)
+    valid = np.broadcast_to(d < p.d_value, shape)
+    src_idx = np.broadcast_to(i * p.src_dn_matrix_stride + d * p.src_d_value + n, shape)
+    dst_idx = np.broadcast_to(i * p.dst_nz_matrix_stride + s * p.dst_nz_c0_stride * c0
+                              + n * p.dst_nz_n_stride * c0 + np.arange(c0), shape)
+    return shape, valid, src_idx[valid], dst_idx.reshape(-1)
+
+
 def dn2nz_copy(dst, src, params: Dn2NzParams, loc) -> None:
     """``data_copy(dst_l1, src_gm, Dn2NzParams)``."""
     op = "data_copy(Dn2NzParams)"
@@ -206,22 +227,13 @@ def dn2nz_copy(dst, src, params: Dn2NzParams, loc) -> None:
     _cube._check_alignment(op, (dst,), loc)
     p = params
     c0 = fractal.c0_of(src.dtype.np_dtype)
-    strips = -(-p.d_value // c0)
-    i = np.arange(p.dn_num)[:, None, None, None]
-    n = np.arange(p.n_value)[None, :, None, None]
-    s = np.arange(strips)[None, None, :, None]
-    d = s * c0 + np.arange(c0)
-    shape = (p.dn_num, p.n_value, strips, c0)
-    valid = np.broadcast_to(d < p.d_value, shape)
-    src_idx = np.broadcast_to(i * p.src_dn_matrix_stride + d * p.src_d_value + n, shape)
-    dst_idx = np.broadcast_to(i * p.dst_nz_matrix_stride + s * p.dst_nz_c0_stride * c0
-                              + n * p.dst_nz_n_stride * c0 + np.arange(c0), shape)
-    src_view, read = _cube._span(src, src_idx[valid], loc)
-    dst_view, write = _cube._span(dst, dst_idx.reshape(-1), loc)
+    shape, valid, src_idx, dst_idx = _dn2nz_indices(p, c0)
+    src_view, read = _cube._span(src, src_idx, loc)
+    dst_view, write = _cube._span(dst, dst_idx, loc)
     if dst_idx.size:
         values = np.zeros(shape, dtype=dst.dtype.np_dtype)
-        values[valid] = src_view[src_idx[valid]].view(dst.dtype.np_dtype)
-        dst_view[dst_idx.reshape(-1)] = values.reshape(-1)
+        values[valid] = src_view[src_idx].view(dst.dtype.np_dtype)
+        dst_view[dst_idx] = values.reshape(-1)
     nbytes = int(dst_idx.size) * dst.dtype.sizeof()
     core.count_bytes(path, nbytes)
     # Each column of a DN matrix is one contiguous GM run: dn_num * d_value bursts.
