@@ -33,6 +33,7 @@ from ascsim.asc.enums import CubeFormat, IterateOrder, TPosition
 from ascsim.asc.launcher import ServerMode
 from ascsim.asc.tensor import GlobalTensor, LocalTensor
 from ascsim.asc.values import GlobalAddress, RuntimeInt
+from ascsim.sim.access import strided
 from ascsim.sim.errors import KernelError
 
 UB_POSITIONS = frozenset({TPosition.VECIN, TPosition.VECOUT, TPosition.VECCALC})
@@ -381,14 +382,41 @@ class Matmul:
             trans = self._trans_a if op == "a" else self._trans_b  # matrix the slab touches
             along = k_len if (op == "a") != trans else rows
             bursts = -(-along * mtype.dtype.sizeof() // C0_BYTES)
-        busy, latency = transfer_cycles("GM->L1", nbytes, bursts, core=aic)
         src = self._a if op == "a" else self._b
-        reads = ((("GM", src.buffer.id), src.byte_offset, src.byte_offset + nbytes),)
+        gm = self._slab_rows(op, first * base, rows, k_lo, k_len)
+        busy, latency = transfer_cycles("GM->L1", nbytes, bursts, core=aic, gm=gm)
+        if gm is None:
+            reads = ((("GM", src.buffer.id), src.byte_offset, src.byte_offset + nbytes),)
+        else:
+            reads = ((("GM", src.buffer.id), int(gm[1].min()), int(gm[2].max())),)
         instr = aic.issue("MTE2", f"matmul_load_{op}", busy, latency, loc, reads=reads,
                           info=("GM->L1", nbytes))
         aic.count_bytes("GM->L1", nbytes)
         self._resident[op] = (key, instr.done)
         return instr.done
+
+    def _slab_rows(self, op: str, first: int, count: int, k_lo: int, k_len: int):
+        """``(buffer id, starts, ends)`` of the GM bytes of operand ``op``'s slab (``count``
+        rows of A or columns of B from ``first``, K from ``k_lo``), for the L2 model; None for
+        NZ operands, whose fractal runs are costed without addresses."""
+        mtype = self.a_type if op == "a" else self.b_type
+        if mtype.format == CubeFormat.NZ:
+            return None
+        org_m, org_n, ka, kb, _ = self._org_shape()
+        if op == "a":  # logical A [M, K]: rows ``first..``, columns ``k_lo..``
+            trans, rows, cols, pitch = self._trans_a, (first, count), (k_lo, k_len), ka
+            pitch_t = org_m
+            t = self._a
+        else:  # logical B [K, N]: rows ``k_lo..``, columns ``first..``
+            trans, rows, cols, pitch = self._trans_b, (k_lo, k_len), (first, count), org_n
+            pitch_t = kb
+            t = self._b
+        if trans:  # stored transposed: a stored row is a logical column
+            rows, cols, pitch = cols, rows, pitch_t
+        size = mtype.dtype.sizeof()
+        stored = np.arange(rows[0], rows[0] + rows[1], dtype=np.int64)
+        starts = t.byte_offset + (stored * pitch + cols[0]) * size
+        return t.buffer.id, starts, starts + cols[1] * size
 
     def _charge_block(self, aic, mi: int, ni: int, arrival: float, loc) -> float:
         """Charge the AIC for computing block (mi, ni) into L0C; returns when it is done."""
@@ -503,16 +531,12 @@ class Matmul:
 
     @staticmethod
     def _rows(gm: GlobalTensor, off: int, rows: int, cols: int, stride: int) -> tuple:
-        """Access records of a (rows x cols) block at pitch ``stride``: one per row, so that
-        cores writing side by side columns of C are not taken for overlapping."""
-        key = ("GM", gm.buffer.id)
-        if stride == cols or rows == 1:
-            lo, hi = gm.byte_range(off, rows * cols)
-            return ((key, lo, hi),)
+        """The access record of a (rows x cols) block at pitch ``stride``: strided (one row
+        of ``cols`` every ``stride``), so that cores writing side by side columns of C are not
+        taken for overlapping."""
         size = gm.dtype.sizeof()
         lo, _ = gm.byte_range(off, 0)
-        return tuple((key, lo + r * stride * size, lo + (r * stride + cols) * size)
-                     for r in range(rows))
+        return (strided(("GM", gm.buffer.id), lo, cols * size, stride * size, rows),)
 
     def _to_ub(self, client, aic, tensor: LocalTensor, block: _Block, en_atomic, seq, loc):
         t = self.tiling
