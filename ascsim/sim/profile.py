@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from ascsim.hw.spec import PATH_PIPE, dtype_key
+from ascsim.sim.access import nbytes
 from ascsim.sim.core import PIPES
 from ascsim.sim.report import PIPE_LABELS
 
@@ -331,7 +332,7 @@ def instr_vector_bytes(instr) -> int:
     info = instr.info
     if isinstance(info, Mapping) and "bytes" in info:
         return int(info["bytes"])
-    return sum(int(hi) - int(lo) for _, lo, hi in instr.writes)
+    return sum(nbytes(record) for record in instr.writes)
 
 
 def cube_peak_flops_per_s(soc, dtype: str) -> float:

@@ -25,6 +25,7 @@ from ascsim.asc.cube_params import (
 from ascsim.asc.enums import CO2Layout, QuantModes
 from ascsim.asc.tensor import GlobalTensor, LocalTensor
 from ascsim.sim import fractal
+from ascsim.sim.access import strided
 from ascsim.sim.errors import KernelError
 from ascsim.sim.numerics import convert
 
@@ -85,6 +86,13 @@ def _access(tensor, lo_elem: int, hi_elem: int) -> tuple:
         base = tensor.byte_offset
         return (("GM", tensor.buffer.id), base + lo_elem * size, base + hi_elem * size)
     return (tensor.mem.key, tensor.addr + lo_elem * size, tensor.addr + hi_elem * size)
+
+
+def _strided(tensor, lo_elem: int, row: int, pitch: int, rows: int) -> tuple:
+    """The access record of ``rows`` rows of ``row`` elements every ``pitch`` elements."""
+    size = tensor.dtype.sizeof()
+    space, lo, _ = _access(tensor, lo_elem, lo_elem)
+    return strided(space, lo, row * size, pitch * size, rows)
 
 
 def _span(tensor, idx: np.ndarray, loc) -> tuple[np.ndarray, tuple | None]:
@@ -401,16 +409,15 @@ def fixpipe(dst, src, *args, **kwargs) -> None:
         bursts = p.nd_num * (p.n_size // c0)
     src_view, read = _span(src, src_idx.reshape(-1), loc)
     dst_view, write = _span(dst, dst_idx.reshape(-1), loc)
-    if write is not None and config.layout == CO2Layout.ROW_MAJOR:
-        # One record per written row: neighbouring blocks of one output interleave their rows,
-        # and a single covering range would make them look like overlapping writes.
-        starts = (i * p.dst_nd_stride + r * p.dst_stride).reshape(-1).tolist()
-        writes = tuple(_access(dst, s, s + p.n_size) for s in starts)
-    elif write is not None:
-        # NZ: one record per written strip (strips of neighbouring blocks interleave too).
-        starts = (i * p.dst_nd_stride + np.arange(p.n_size // c0)[None, :, None]
-                  * p.dst_stride * c0).reshape(-1).tolist()
-        writes = tuple(_access(dst, s, s + p.m_size * c0) for s in starts)
+    if write is not None:
+        # A strided record per ND matrix (rows, or NZ strips, of dst_stride pitch):
+        # neighbouring blocks of one output interleave them, and a single covering range
+        # would make them look like overlapping writes.
+        row, pitch, count = ((p.n_size, p.dst_stride, p.m_size)
+                             if config.layout == CO2Layout.ROW_MAJOR else
+                             (p.m_size * c0, p.dst_stride * c0, p.n_size // c0))
+        writes = tuple(_strided(dst, nd * p.dst_nd_stride, row, pitch, count)
+                       for nd in range(p.nd_num))
     else:
         writes = (write,) if write else ()
     values = src_view[src_idx.reshape(-1)]

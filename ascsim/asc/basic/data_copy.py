@@ -22,6 +22,7 @@ from ascsim.asc.params import (
 )
 from ascsim.asc.tensor import GlobalTensor, check_gm_range
 from ascsim.hw.spec import PATH_PIPE
+from ascsim.sim.access import strided
 from ascsim.sim.errors import KernelError
 from ascsim.sim.transfer import transfer_cycles as _transfer_cycles
 
@@ -68,11 +69,18 @@ def _access(tensor, lo: int, hi: int) -> tuple:
 
 def _block_accesses(tensor, blocks, side: int, lo: int, hi: int) -> tuple:
     """Access records of a strided copy: one covering range when the blocks are contiguous on
-    this side, else one per block, so that cores writing interleaved rows of one tensor (side
-    by side column blocks of a matrix) are not mistaken for overlapping writers."""
+    this side, one strided record when they are equal rows at a constant pitch, else one per
+    block, so that cores writing interleaved rows of one tensor (side by side column blocks of
+    a matrix) are not mistaken for overlapping writers."""
     covered = sum(b[2] for b in blocks)
     if covered == hi - lo:
         return (_access(tensor, lo, hi),)
+    first, width = blocks[0][side], blocks[0][2]
+    pitch = blocks[1][side] - first
+    if pitch > width and all(b[2] == width and b[side] == first + n * pitch
+                             for n, b in enumerate(blocks)):
+        space, start, _ = _access(tensor, first, first)
+        return (strided(space, start, width, pitch, len(blocks)),)
     return tuple(_access(tensor, b[side], b[side] + b[2]) for b in blocks)
 
 

@@ -20,7 +20,8 @@ class AlignmentCheck:
             return
         rules = self.rules
         for accesses in (instr.reads, instr.writes):
-            for space, lo, hi in accesses:
+            for record in accesses:
+                space, lo, hi = record[0], record[1], record[2]
                 if space[0] == "GM" or hi <= lo:
                     continue
                 align = rules.get(space[1], 1)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
+from ascsim.sim.access import overlaps
 from ascsim.sim.checks.clocks import PIPE_INDEX, join
 
 # TPosition name -> (pipe that fills a buffer of that position, pipe that consumes it).
@@ -88,15 +89,16 @@ class QueueCheck:
         """Instructions touching a queue slot wait for its gate (and mark the slot touched)."""
         index = self.index
         for accesses in (instr.reads, instr.writes):
-            for space, lo, hi in accesses:
-                found = index.get(space)
+            for record in accesses:
+                found = index.get(record[0])
                 if found is None:
                     continue
+                lo, hi = record[1], record[2]
                 addrs, entries = found
                 k = max(bisect_right(addrs, lo) - 1, 0)
                 while k < len(addrs) and addrs[k] < hi:
                     end, sync = entries[k]
-                    if end > lo:
+                    if end > lo and (len(record) == 3 or overlaps(record, addrs[k], end)):
                         sync.touched.add(pipe)
                         if sync.seen.get(pipe) != sync.version:
                             sync.seen[pipe] = sync.version

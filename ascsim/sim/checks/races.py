@@ -19,6 +19,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 
 from ascsim.sim.checks.clocks import KEY_STRIDE, S, core_of
+from ascsim.sim.checks.periodic import Periodic, byte_hull, columns, intersect, uniform
 
 EMPTY = (None, ())  # (last write epoch, tuple of read epochs); an epoch is (key, count, instr)
 
@@ -54,12 +55,42 @@ class AccessMap:
                 del starts[k]
                 del states[k]
 
-    def segment_end(self, k: int) -> int | None:
-        return self.starts[k + 1] if k + 1 < len(self.starts) else None
+    def frame(self, lo: int, hi: int, row: int, pitch: int) -> int | None:
+        """The column frame (a ``base``) for rows of ``row`` bytes every ``pitch`` bytes
+        spanning ``[lo, hi)``: that of a pattern of the same pitch already there (so its
+        segment is not split), else one where the rows start at column 0. None when a pattern
+        of another pitch lies under the rows' whole-row range (they are then done one by one).
+        """
+        starts, states = self.starts, self.states
+        base = lo % pitch
+        k = bisect_right(starts, lo) - 1
+        while k < len(starts) and starts[k] < hi:
+            state = states[k]
+            if type(state) is Periodic:
+                if state.pitch == pitch and (lo - state.base) % pitch + row <= pitch:
+                    base = state.base
+                break
+            k += 1
+        x0 = lo - (lo - base) % pitch
+        x1 = x0 + ((hi - lo - row) // pitch + 1) * pitch
+        k = bisect_right(starts, x0) - 1
+        while k < len(starts) and starts[k] < x1:
+            state = states[k]
+            if type(state) is Periodic and state.pitch != pitch:
+                return None
+            k += 1
+        return base
 
 
 class RaceCheck:
-    """Feeds every access of every instruction through the access maps of its space."""
+    """Feeds every access of every instruction through the access maps of its space.
+
+    Each access is handled in three steps: find the earlier accesses it is not ordered after
+    (:meth:`_check_range` / :meth:`_check_strided`), report them (or, for the scalar unit, join
+    the clocks auto-sync would), then record it (:meth:`_record_range` / :meth:`_record_strided`).
+    A strided record (rows of ``row_bytes`` every ``pitch`` bytes, :mod:`ascsim.sim.access`) is
+    handled whole over :class:`~.periodic.Periodic` patterns, not row by row.
+    """
 
     def __init__(self, launch, clocks_of, describe_space):
         self.launch = launch
@@ -72,69 +103,161 @@ class RaceCheck:
         key = clocks.base + pipe
         epoch = (key, count, instr)
         atomic = bool(instr.info and isinstance(instr.info, dict) and instr.info.get("atomic"))
-        for space, lo, hi in instr.reads:
-            if hi > lo:
-                self._access(space, lo, hi, False, False, epoch, clocks, pipe)
-        for space, lo, hi in instr.writes:
-            if hi > lo:
-                self._access(space, lo, hi, True, atomic, epoch, clocks, pipe)
+        for record in instr.reads:
+            if record[2] > record[1]:
+                self._access(record, False, False, epoch, clocks, pipe)
+        for record in instr.writes:
+            if record[2] > record[1]:
+                self._access(record, True, atomic, epoch, clocks, pipe)
 
-    def _access(self, space, lo, hi, write, atomic, epoch, clocks, pipe) -> None:
+    def _access(self, record, write, atomic, epoch, clocks, pipe) -> None:
+        space, lo, hi = record[0], record[1], record[2]
         amap = self.maps.get(space)
         if amap is None:
             amap = self.maps[space] = AccessMap()
-        i, j = amap.span(lo, hi)
-        states = amap.states
-        vc = clocks.current(pipe)
         key = epoch[0]
-        conflicts = None
+        vc = clocks.current(pipe)
+        if len(record) == 3:
+            rows = None
+            conflicts = self._check_range(amap, lo, hi, write, atomic, key, vc, None)
+        else:
+            row, pitch = record[3], record[4]
+            n = (hi - lo - row) // pitch + 1
+            base = amap.frame(lo, hi, row, pitch)
+            rows = None if base is not None else [(lo + r * pitch, lo + r * pitch + row)
+                                                  for r in range(n)]
+            if rows is None:
+                conflicts = self._check_strided(amap, lo, row, pitch, n, base, write, atomic,
+                                                key, vc)
+            else:  # under a pattern of another pitch: row by row
+                conflicts = None
+                for a, b in rows:
+                    conflicts = self._check_range(amap, a, b, write, atomic, key, vc,
+                                                  conflicts)
+        if conflicts:
+            self._resolve(conflicts, epoch, write, space, clocks, pipe)
+        vc = clocks.current(pipe)
+        if write:
+            new = ((key, epoch[1], epoch[2], atomic), ())
+
+            def change(old):
+                return new
+        else:
+            fresh = (key, epoch[1], epoch[2])
+            done: dict = {}
+
+            def change(old):
+                out = done.get(id(old))
+                if out is None:
+                    kept = tuple(r for r in old[1] if r[0] != key and vc.get(r[0], 0) < r[1])
+                    out = done[id(old)] = (old[0], kept + (fresh,))
+                return out
+        if len(record) == 3:
+            self._record_range(amap, lo, hi, write, change)
+        elif rows is None:
+            self._record_strided(amap, lo, row, pitch, n, base, change)
+        else:
+            for a, b in rows:
+                self._record_range(amap, a, b, write, change)
+
+    # ------------------------------------------------------------------ finding conflicts
+    @staticmethod
+    def _unordered(summary, write, atomic, key, vc):
+        """The earlier accesses of ``summary`` this access is not ordered after."""
+        last_write, reads = summary
+        out = []
+        if last_write is not None and last_write[0] != key and \
+                vc.get(last_write[0], 0) < last_write[1] and not (atomic and last_write[3]):
+            out.append((last_write, "write"))
+        if write:
+            out.extend((r, "read") for r in reads if r[0] != key and vc.get(r[0], 0) < r[1])
+        return out
+
+    def _check_range(self, amap, lo, hi, write, atomic, key, vc, conflicts):
+        i, j = amap.span(lo, hi)
+        starts, states = amap.starts, amap.states
         for k in range(i, j):
-            last_write, reads = states[k]
+            state = states[k]
+            x, y = starts[k], starts[k + 1]
+            if type(state) is Periodic:
+                spans = columns(x, y, state.base, state.pitch)
+                for summary, c0, c1 in state.column_segments(spans):
+                    found = self._unordered(summary, write, atomic, key, vc)
+                    if found:
+                        a, b = byte_hull(x, y, state.base, state.pitch, c0, c1)
+                        for other, kind in found:
+                            conflicts = _note(conflicts, other, kind, a, b)
+                continue
+            last_write, reads = state
             if last_write is not None and last_write[0] != key and \
                     vc.get(last_write[0], 0) < last_write[1] and \
                     not (atomic and last_write[3]):
-                conflicts = self._note(conflicts, amap, k, lo, hi, last_write, "write")
+                conflicts = _note(conflicts, last_write, "write", x, y)
             if write:
                 for r in reads:
                     if r[0] != key and vc.get(r[0], 0) < r[1]:
-                        conflicts = self._note(conflicts, amap, k, lo, hi, r, "read")
-        if conflicts:
-            self._resolve(conflicts, epoch, write, space, clocks, pipe)
-        if write:
-            new = ((key, epoch[1], epoch[2], atomic), ())
+                        conflicts = _note(conflicts, r, "read", x, y)
+        return conflicts
+
+    def _check_strided(self, amap, lo, row, pitch, n, base, write, atomic, key, vc):
+        """Rows of ``row`` bytes every ``pitch`` from ``lo``, in the frame ``base``: the map
+        range is whole frame rows, so the access is the columns ``[c, c + row)`` of it."""
+        c = (lo - base) % pitch
+        i, j = amap.span(lo - c, lo - c + n * pitch)
+        starts, states = amap.starts, amap.states
+        conflicts = None
+        for k in range(i, j):
+            state = states[k]
+            x, y = starts[k], starts[k + 1]
+            if type(state) is not Periodic:
+                state = uniform(state, pitch, base)
+            mine = columns(lo, lo + row, state.base, pitch)
+            spans = intersect(columns(x, y, state.base, pitch), mine)
+            for summary, c0, c1 in state.column_segments(spans):
+                found = self._unordered(summary, write, atomic, key, vc)
+                if found:
+                    a, b = byte_hull(x, y, state.base, pitch, c0, c1)
+                    for other, kind in found:
+                        conflicts = _note(conflicts, other, kind, a, b)
+        return conflicts
+
+    # ------------------------------------------------------------------ recording
+    @staticmethod
+    def _record_range(amap, lo, hi, write, change) -> None:
+        i, j = amap.span(lo, hi)
+        states = amap.states
+        if write:  # everything the write did not race with is ordered before it
             del amap.starts[i + 1:j]
-            states[i:j] = [new]
+            states[i:j] = [change(None)]
             amap.coalesce(i, i + 1)
             return
-        fresh = (key, epoch[1], epoch[2])
-        vc = clocks.current(pipe)
         done: dict = {}
         for k in range(i, j):
             old = states[k]
             new = done.get(id(old))
             if new is None:
-                kept = tuple(r for r in old[1] if r[0] != key and vc.get(r[0], 0) < r[1])
-                new = done[id(old)] = (old[0], kept + (fresh,))
+                new = done[id(old)] = (old.change_all(change) if type(old) is Periodic
+                                       else change(old))
             states[k] = new
         amap.coalesce(i, j)
 
     @staticmethod
-    def _note(conflicts, amap, k, lo, hi, other, kind):
-        """Collect the overlap with one earlier access (merged per earlier instruction)."""
-        seg_lo = max(amap.starts[k], lo)
-        end = amap.segment_end(k)
-        seg_hi = hi if end is None else min(end, hi)
-        if conflicts is None:
-            conflicts = {}
-        ident = id(other[2])
-        seen = conflicts.get(ident)
-        if seen is None:
-            conflicts[ident] = [other, kind, seg_lo, seg_hi]
-        else:
-            seen[2] = min(seen[2], seg_lo)
-            seen[3] = max(seen[3], seg_hi)
-        return conflicts
+    def _record_strided(amap, lo, row, pitch, n, base, change) -> None:
+        c = (lo - base) % pitch
+        i, j = amap.span(lo - c, lo - c + n * pitch)
+        states = amap.states
+        done: dict = {}
+        for k in range(i, j):
+            old = states[k]
+            new = done.get(id(old))
+            if new is None:
+                pattern = old if type(old) is Periodic else uniform(old, pitch, base)
+                new = done[id(old)] = pattern.update(
+                    columns(lo, lo + row, pattern.base, pitch), change)
+            states[k] = new
+        amap.coalesce(i, j)
 
+    # ------------------------------------------------------------------ reporting
     def _resolve(self, conflicts, epoch, write, space, clocks, pipe) -> None:
         key, _, instr = epoch
         me = core_of(key)
@@ -173,6 +296,20 @@ class RaceCheck:
             "cross_core_wait_flag before the consumer reads (or sync_all)",
             core=me, buffer=self.describe_space(space), start=lo, stop=hi,
             other_core=other_core)
+
+
+def _note(conflicts, other, kind, lo, hi):
+    """Collect the overlap ``[lo, hi)`` with one earlier access (merged per instruction)."""
+    if conflicts is None:
+        conflicts = {}
+    ident = id(other[2])
+    seen = conflicts.get(ident)
+    if seen is None:
+        conflicts[ident] = [other, kind, lo, hi]
+    else:
+        seen[2] = min(seen[2], lo)
+        seen[3] = max(seen[3], hi)
+    return conflicts
 
 
 __all__ = ["AccessMap", "RaceCheck", "KEY_STRIDE"]

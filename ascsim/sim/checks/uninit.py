@@ -2,8 +2,9 @@
 
 Local buffers start filled with a sentinel (0xFF, NaN in every float type); this check keeps,
 per local memory, a boolean mask of the bytes some instruction has written and reports a read
-that covers any byte still unwritten. One numpy slice operation per access. GM is initialised by
-the host and not checked.
+that covers any byte still unwritten. One numpy slice operation per access (a strided view
+for a strided record, so the gaps between its rows are neither read nor marked written). GM is
+initialised by the host and not checked.
 
 A ``data_copy_pad`` into a local buffer counts as writing the whole 32-byte blocks its rows land
 in: the pad bytes hold unspecified values, and computing over them (then storing only the real
@@ -13,6 +14,8 @@ columns) is the documented idiom for rows that are not a multiple of 32 bytes.
 from __future__ import annotations
 
 import numpy as np
+
+from ascsim.sim.access import ranges, rows_of, strided
 
 BLOCK = 32
 PADDED_WRITES = frozenset({"data_copy_pad"})
@@ -38,26 +41,30 @@ class UninitCheck:
         return mask
 
     def on_instr(self, core, instr) -> None:
-        for space, lo, hi in instr.reads:
+        for record in instr.reads:
+            space, lo, hi = record[0], record[1], record[2]
             if space[0] == "GM" or hi <= lo:
                 continue
             mask = self._mask(core, space)
             if mask is not None:
-                window = mask[lo:hi]
+                window = _window(mask, record, lo, hi)
                 if not window.all():
-                    self._report(core, instr, space, lo, hi, window)
+                    self._report(core, instr, space, lo, hi, window, record)
         padded = instr.op in PADDED_WRITES
-        for space, lo, hi in instr.writes:
+        for record in instr.writes:
+            space, lo, hi = record[0], record[1], record[2]
             if space[0] == "GM" or hi <= lo:
                 continue
             mask = self._mask(core, space)
             if mask is not None:
-                if padded:
-                    lo, hi = lo - lo % BLOCK, -(-hi // BLOCK) * BLOCK
-                mask[lo:hi] = True
+                for done in (_padded(record) if padded else (record,)):
+                    _window(mask, done, done[1], done[2])[...] = True
 
-    def _report(self, core, instr, space, lo, hi, window: np.ndarray) -> None:
-        first = lo + int(np.argmin(window))
+    def _report(self, core, instr, space, lo, hi, window: np.ndarray, record) -> None:
+        # A strided record's window is (rows x row_bytes): map its flat index back to a byte.
+        at = int(np.argmin(window.reshape(-1)))
+        first = lo + at if window.ndim == 1 else \
+            lo + at // record[3] * record[4] + at % record[3]
         missing = int(window.size - np.count_nonzero(window))
         self.launch.findings.report(
             "uninitialized-read",
@@ -67,3 +74,28 @@ class UninitCheck:
             hint="copy or compute the data into the buffer before reading it, or read fewer "
             "elements", core=core.core_id, buffer=self.describe_space(space), start=lo, stop=hi,
             first_unwritten=first)
+
+
+def _window(mask: np.ndarray, record, lo: int, hi: int) -> np.ndarray:
+    """The mask bytes a record covers: a slice, or a (rows x row_bytes) strided view."""
+    if len(record) == 3 or hi > mask.size:
+        return mask[lo:hi]  # (past the end: the overflow is reported where it happened)
+    row, pitch = record[3], record[4]
+    rows = rows_of(record)
+    return np.lib.stride_tricks.as_strided(mask[lo:], (rows, row), (pitch, 1))
+
+
+def _padded(record) -> list:
+    """A ``data_copy_pad`` write widened to the whole 32-byte blocks its rows land in."""
+    space, lo, hi = record[0], record[1], record[2]
+    if len(record) == 3:
+        return [(space, lo - lo % BLOCK, -(-hi // BLOCK) * BLOCK)]
+    row, pitch = record[3], record[4]
+    if pitch % BLOCK:  # rows sit at different offsets in their blocks
+        return [r for a, b in ranges(record) for r in _padded((space, a, b))]
+    start = lo - lo % BLOCK
+    width = -(-(lo % BLOCK + row) // BLOCK) * BLOCK
+    rows = rows_of(record)
+    if width >= pitch:
+        return [(space, start, start + (rows - 1) * pitch + width)]
+    return [strided(space, start, width, pitch, rows)]

@@ -1,0 +1,67 @@
+"""Access records: which bytes an instruction reads or writes (``Instr.reads`` / ``writes``).
+
+A record is either
+
+* ``(space, lo, hi)``: the bytes ``[lo, hi)`` of ``space``, or
+* ``(space, lo, hi, row_bytes, pitch)``: rows of ``row_bytes`` bytes every ``pitch`` bytes,
+  the first at ``lo`` and the last ending at ``hi`` (so ``[lo, hi)`` is the hull and
+  ``row_bytes < pitch``). A strided copy or FixPipe write records one of these instead of one
+  range per row: neighbouring cores' column blocks of one matrix interleave their rows without
+  overlapping, and the checks handle a whole block at once (:mod:`ascsim.sim.checks.races`).
+
+``space`` is ``mem.key == (core_id, "UB")`` for local memory and ``("GM", buffer id)`` for GM.
+Consumers that only need a conservative answer may use the hull ``record[:3]``.
+"""
+
+from __future__ import annotations
+
+
+def strided(space, lo: int, row_bytes: int, pitch: int, rows: int) -> tuple:
+    """The record of ``rows`` rows of ``row_bytes`` bytes every ``pitch`` bytes from ``lo``;
+    a plain range when the rows touch or overlap each other (or there is one)."""
+    if rows <= 0 or row_bytes <= 0:
+        return (space, lo, lo)
+    hi = lo + (rows - 1) * max(pitch, 0) + row_bytes
+    if rows == 1 or pitch <= row_bytes:
+        return (space, lo, hi)
+    return (space, lo, hi, row_bytes, pitch)
+
+
+def rows_of(record) -> int:
+    """How many rows the record covers (1 for a plain range)."""
+    if len(record) == 3:
+        return 1
+    _, lo, hi, row, pitch = record
+    return (hi - lo - row) // pitch + 1
+
+
+def nbytes(record) -> int:
+    """Bytes the record touches (not counting the gaps between rows)."""
+    if len(record) == 3:
+        return max(record[2] - record[1], 0)
+    return rows_of(record) * record[3]
+
+
+def ranges(record) -> list[tuple[int, int]]:
+    """The record as ``(lo, hi)`` row ranges (for consumers that need them one by one)."""
+    if len(record) == 3:
+        return [(record[1], record[2])]
+    _, lo, _, row, pitch = record
+    return [(lo + r * pitch, lo + r * pitch + row) for r in range(rows_of(record))]
+
+
+def overlaps(record, a: int, b: int) -> bool:
+    """Whether the record touches any byte of ``[a, b)`` (O(1))."""
+    lo, hi = record[1], record[2]
+    if hi <= a or lo >= b or hi <= lo:
+        return False
+    if len(record) == 3:
+        return True
+    row, pitch = record[3], record[4]
+    # The first row ending after a; it overlaps [a, b) iff it starts before b.
+    r = max(0, (a - lo - row) // pitch + 1)
+    start = lo + r * pitch
+    return start < hi and start < b
+
+
+__all__ = ["nbytes", "overlaps", "ranges", "rows_of", "strided"]
