@@ -385,10 +385,15 @@ class Matmul:
         src = self._a if op == "a" else self._b
         gm = self._slab_rows(op, first * base, rows, k_lo, k_len)
         busy, latency = transfer_cycles("GM->L1", nbytes, bursts, core=aic, gm=gm)
-        if gm is None:
+        if gm is None or not gm[1].size:
             reads = ((("GM", src.buffer.id), src.byte_offset, src.byte_offset + nbytes),)
         else:
-            reads = ((("GM", src.buffer.id), int(gm[1].min()), int(gm[2].max())),)
+            # The slab's rows at their pitch: cores reading side by side column slabs of B
+            # (or row slabs of a transposed A) are then one pattern, not overlapping hulls.
+            starts = gm[1]
+            pitch = int(starts[1] - starts[0]) if starts.size > 1 else 0
+            reads = (strided(("GM", src.buffer.id), int(starts[0]), int(gm[2][0] - starts[0]),
+                             pitch, int(starts.size)),)
         instr = aic.issue("MTE2", f"matmul_load_{op}", busy, latency, loc, reads=reads,
                           info=("GM->L1", nbytes))
         aic.count_bytes("GM->L1", nbytes)
