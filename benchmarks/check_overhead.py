@@ -54,12 +54,19 @@ def timed(fn: Callable[[], object], checks: bool, repeats: int) -> tuple[float, 
 def cases(quick: bool) -> list[tuple[str, Callable[[], object]]]:
     matmul = load_example("matmul_leakyrelu")
     swiglu = load_example("swiglu")
+    cube_only = load_example("matmul_cube_only")
+    mix = load_example("matmul_mix")
     m, k, n = (512, 64, 256) if quick else (1024, 256, 640)
     shape = (2, 64, 64) if quick else (2, 1024, 1024)
+    # Wide C written by 24 cores side by side: 128-row strided FixPipe writes, one per block.
+    wide = (128, 64, 3072) if quick else (128, 64, 30720)
+    square = (128, 128, 256) if quick else (512, 512, 1024)
     gate = torch.rand(*shape, dtype=torch.float32) * 4 - 2
     up = torch.rand(*shape, dtype=torch.float32) * 4 - 2
     return [
         (f"matmul+leakyrelu {m}x{k}x{n}", lambda: matmul.run(SOC, m, k, n)),
+        ("matmul cube-only {}x{}x{}".format(*wide), lambda: cube_only.run(SOC, *wide)),
+        ("matmul mix {}x{}x{}".format(*square), lambda: mix.run(SOC, *square)),
         (f"swiglu fp32 {shape}", lambda: swiglu.swiglu(gate, up)),
     ]
 

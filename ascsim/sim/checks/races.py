@@ -9,6 +9,13 @@ ordered before it, so later accesses ordered after it are ordered after those to
 drops the reads it is ordered after. Summaries therefore stay a handful per live tile and the
 cost per instruction does not grow with the length of the kernel.
 
+A segment's summary may be a :class:`~.periodic.Periodic` pattern (summaries repeating every
+``pitch`` bytes, per column). A strided record (rows every ``pitch`` bytes) is checked and
+recorded over whole rows of such a pattern at once, so interleaved row blocks of several cores
+stay one segment and an instruction costs one pattern update, not one map update per row.
+Where a pattern of another pitch lies under the rows, they are done one by one (still one
+finding per earlier instruction, with the byte hull of all rows).
+
 Scalar-pipe accesses are never reported within a core: the compiler's auto-sync orders the
 scalar unit with the pipes whose data it touches (ascend-hw §4.3); here such an access joins the
 clocks of the pipes it conflicts with, which is the ordering that auto-sync creates.
