@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from threadpoolctl import threadpool_limits
+
 from ascsim.hw import SocSpec
 from ascsim.sim.core import PIPES, Core
 from ascsim.sim.findings import FindingLog
@@ -79,6 +81,13 @@ class Launch:
         return per_kind[self.kind]
 
     def run(self, body: Callable[[Core], None]) -> KernelReport:
+        # The cube's arithmetic is many small matrix products, one per instruction; a
+        # multi-threaded BLAS spends more time waking its threads than multiplying, and its
+        # spinning threads compete with the simulator for the cores. One thread is faster.
+        with threadpool_limits(limits=1, user_api="blas"):
+            return self._run(body)
+
+    def _run(self, body: Callable[[Core], None]) -> KernelReport:
         cfg = self.config
         wave = self.blocks_per_wave()
         previous_end: dict[int, float] = {}
