@@ -64,4 +64,31 @@ def overlaps(record, a: int, b: int) -> bool:
     return start < hi and start < b
 
 
-__all__ = ["nbytes", "overlaps", "ranges", "rows_of", "strided"]
+MAX_RUN_RECORDS = 256
+
+
+def from_indices(space, base: int, elem_bytes: int, idx) -> tuple:
+    """The records of a gather that touches elements ``idx`` (from byte ``base``): one strided
+    record when the touched runs are equal and evenly spaced, else one record per run (up to
+    MAX_RUN_RECORDS, then the hull), so that gaps the gather skips are not counted as read."""
+    import numpy as np
+
+    u = np.unique(np.asarray(idx, dtype=np.int64))
+    if not u.size:
+        return ()
+    cut = np.flatnonzero(np.diff(u) != 1)
+    starts = np.concatenate(([u[0]], u[cut + 1])) * elem_bytes + base
+    ends = (np.concatenate((u[cut], [u[-1]])) + 1) * elem_bytes + base
+    if starts.size == 1:
+        return ((space, int(starts[0]), int(ends[0])),)
+    lengths = ends - starts
+    pitches = np.diff(starts)
+    if (lengths == lengths[0]).all() and (pitches == pitches[0]).all():
+        return (strided(space, int(starts[0]), int(lengths[0]), int(pitches[0]),
+                        int(starts.size)),)
+    if starts.size > MAX_RUN_RECORDS:
+        return ((space, int(starts[0]), int(ends[-1])),)
+    return tuple((space, int(a), int(b)) for a, b in zip(starts.tolist(), ends.tolist()))
+
+
+__all__ = ["from_indices", "nbytes", "overlaps", "ranges", "rows_of", "strided"]

@@ -35,6 +35,7 @@ from ascsim.asc.img2col_params import (
 )
 from ascsim.asc.tensor import GlobalTensor, LocalTensor
 from ascsim.sim import fractal
+from ascsim.sim.access import from_indices
 from ascsim.sim.errors import KernelError
 
 #: Architectures whose MTE2 converts DN -> NZ on the way into L1 (asc-devkit DN2NZ page).
@@ -268,10 +269,12 @@ def gather(dst, src, src_offset, src_base_addr, count) -> None:
         raise KernelError(f"gather: byte offset {bad} is not a multiple of the element size "
                           f"{size}", loc)
     idx = offsets // size
-    src_view, read = _cube._span(src, idx, loc)
+    src_view, _ = _cube._span(src, idx, loc)
     dst_view = dst.elements(0, n, loc)
     dst_view[:] = src_view[idx] if n else dst_view
-    reads = (src_offset.access(0, n),) + ((read,) if read else ())
+    # Record the elements actually gathered, not their hull: a gather that picks rows out of
+    # a pitched buffer never reads the gaps between them.
+    reads = (src_offset.access(0, n),) + from_indices(src.mem.key, src.addr, size, idx)
     busy, latency = vector_cycles("transpose", src.dtype.name,
                                   max(1, -(-n * size // 256)))
     execute("V", "gather", busy, latency, loc, (dst, src, src_offset), reads,
