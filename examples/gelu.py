@@ -109,7 +109,6 @@ def run(platform=None, length: int = DEFAULT_LENGTH, cores: int = DEFAULT_CORES,
     return report
 
 
-
 if __name__ == "__main__":
     report = run(platform_from_cli(__doc__))
     print(f"gelu: matches the torch reference on {report.soc}, "

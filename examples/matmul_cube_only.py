@@ -106,7 +106,6 @@ def run(platform=None, m: int = M, k: int = K, n: int = N, with_bias: bool = Fal
     return report
 
 
-
 if __name__ == "__main__":
     report = run(platform_from_cli(__doc__))
     print(f"matmul_cube_only: {M}x{K} @ {K}x{N} correct on {report.soc}, "

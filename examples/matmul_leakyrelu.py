@@ -130,7 +130,6 @@ def run(platform=None, m: int = M, k: int = K, n: int = N, alpha: float = ALPHA)
     return report
 
 
-
 if __name__ == "__main__":
     report = run(platform_from_cli(__doc__))
     print(f"matmul_leakyrelu: LeakyReLU({M}x{K} @ {K}x{N} + bias) correct on {report.soc}, "

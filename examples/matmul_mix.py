@@ -99,7 +99,6 @@ def run(platform=None, m: int = M, k: int = K, n: int = N):
     return report
 
 
-
 if __name__ == "__main__":
     report = run(platform_from_cli(__doc__))
     print(f"matmul_mix: {M}x{K} @ {K}x{N} correct on {report.soc}, "

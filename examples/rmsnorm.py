@@ -157,7 +157,6 @@ def run(platform=None, shape=DEFAULT_SHAPE):
     return report
 
 
-
 if __name__ == "__main__":
     report = run(platform_from_cli(__doc__))
     print(f"rmsnorm: matches the torch reference on {report.soc} ({report.block_num} cores), "

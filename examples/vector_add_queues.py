@@ -100,7 +100,6 @@ def run(platform=None, length: int = DEFAULT_LENGTH, cores: int = DEFAULT_CORES,
     return report
 
 
-
 if __name__ == "__main__":
     report = run(platform_from_cli(__doc__))
     print(f"vector_add_queues: z = x + y correct on {report.soc}, "

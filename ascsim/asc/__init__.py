@@ -10,8 +10,8 @@ from __future__ import annotations
 from ascsim.asc import adv  # noqa: F401 - the asc.adv submodule
 from ascsim.asc.basic.crosscore import cross_core_set_flag, cross_core_wait_flag, sync_all
 from ascsim.asc.basic.cube import *  # noqa: F403 - load_data, mmad, fixpipe and their params
-from ascsim.asc.basic.img2col import *  # noqa: F403 - Load3D, DN2NZ, gather
 from ascsim.asc.basic.data_copy import data_copy, data_copy_pad
+from ascsim.asc.basic.img2col import *  # noqa: F403 - Load3D, DN2NZ, gather
 from ascsim.asc.basic.special import (
     cast,
     compare,

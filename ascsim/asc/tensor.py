@@ -299,6 +299,9 @@ class LocalTensor:
                 f"{self.length} elems)")
 
 
+_WHERE_BUFFERS_LIVE = {True: "vector code runs on the AIV", False: "cube buffers are on the AIC"}
+
+
 def memory_for(core, position: TPosition, loc):
     name = POSITION_MEMORY.get(TPosition(position))
     if name is None:
@@ -307,7 +310,7 @@ def memory_for(core, position: TPosition, loc):
     if mem is None:
         raise KernelError(
             f"{name} (TPosition.{TPosition(position).name}) does not exist on an {core.kind} "
-            f"core; {'vector code runs on the AIV' if name == 'UB' else 'cube buffers are on the AIC'}",
+            f"core; {_WHERE_BUFFERS_LIVE[name == 'UB']}",
             loc)
     return mem
 
