@@ -20,7 +20,10 @@ from ascsim.asc.runtime import config
 from ascsim.bench.precision import check_precision
 from ascsim.bench.references import make_references
 from ascsim.bench.tasks import load_task
+from ascsim.hw import get_soc
 from ascsim.ops import fused_conv_sigmoid, fused_conv_tanh
+from ascsim.ops.conv_plan import plan_conv
+from ascsim.ops.conv_spec import conv_spec_from
 from ascsim.sim.errors import KernelError
 
 SOCS = ("Ascend950PR_9579", "Ascend910B1")
@@ -299,3 +302,64 @@ def test_invalid_input_is_a_value_error(change, match):
     with pytest.raises(ValueError, match=match):
         fused_conv_tanh(args.pop("x"), args.pop("w"), args.pop("b"), soc="Ascend910B1",
                         **args)
+
+
+# ------------------------------------------------------------------------------ 950 L0C->UB
+@pytest.mark.parametrize("act,case_id", [("tanh", 13), ("sigmoid", 12), ("tanh", 19)])
+def test_fused_on_950_hands_tiles_over_by_fixpipe_to_ub(act, case_id):
+    """950 fused: every tile leaves L0C for the AIVs' UB (FixPipe L0C->UB), none for GM."""
+    info = _check_case(act, case_id, "fused", "Ascend950PR_9579")
+    moved = info.kernels[0].bytes_moved
+    case = TASKS[act].case(case_id)
+    xs, ws, bs = case.input_shapes
+    kw = case.kwargs()
+    plan = plan_conv(conv_spec_from(xs, ws, bs, case.dtypes[0], kw["strides"], kw["pads"],
+                                    kw["dilations"]), get_soc("Ascend950PR_9579"))
+    # Every pixel x padded channel of every tile, in fp32; nothing through GM.
+    assert moved["L0C->UB"] == plan.n * plan.hw * plan.n_blocks * plan.nt_pad * 4
+    assert info.cross_core_handoffs == plan.tiles
+    assert moved.get("L0C->GM", 0) == 0 and info.workspace_bytes == 0
+    # GM->UB: only the gather table, once per AIV.
+    assert moved["GM->UB"] == 2 * plan.cores * 16 * plan.ub_pix * 4
+
+
+def test_fused_on_910b_still_goes_through_the_gm_workspace():
+    info = _check_case("tanh", 13, "fused", "Ascend910B1")
+    moved = info.kernels[0].bytes_moved
+    assert "L0C->UB" not in moved and moved["L0C->GM"] > 0 and info.workspace_bytes > 0
+
+
+def test_fixpipe_to_ub_reaches_the_named_aiv_only_from_the_aic(soc):
+    """An AIC's UB tensor is an address in its AIVs' UB: FixPipe's sub_block_id picks the AIV
+    (here rows 0-15 to AIV 0, rows 8-15 to AIV 1); any other path from the AIC into that UB is
+    an error."""
+    soc("Ascend950PR_9579")
+    seen = {}
+    acc = np.arange(256, dtype=np.float32)  # NZ: one 16x16 fractal, row r at r*16
+
+    @asc.jit(kernel_type=config.KernelType.MIX_AIC_1_2)
+    def kern(c: asc.GlobalAddress, bad: asc.ConstExpr[bool]):
+        if asc.ascend_is_aic():
+            ub = asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 0, 256)
+            l0c = asc.LocalTensor(asc.float32, asc.TPosition.CO1, 0, 256)
+            l0c.elements(0, 256, None)[:] = acc
+            asc.fixpipe(ub, l0c, asc.FixpipeParamsV220(16, 16, 16, 16),
+                        asc.FixpipeConfig.cfg_nz())
+            asc.fixpipe(ub, l0c[8 * 16:], asc.FixpipeParamsV220(16, 8, 16, 8, sub_block_id=1),
+                        asc.FixpipeConfig.cfg_nz())
+            if bad:
+                c_gm = asc.GlobalTensor()
+                c_gm.set_global_buffer(c)
+                asc.data_copy(ub, c_gm, 64)
+            asc.cross_core_set_flag(0, 2, asc.PipeID.PIPE_FIX)
+        else:
+            asc.cross_core_wait_flag(0, 2, asc.PipeID.PIPE_V)
+            ub = asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 0, 256)
+            seen[asc.get_sub_block_idx()] = ub.elements(0, 256, None).copy()
+
+    report = kern[1](np.zeros(64, np.float32), False)
+    assert np.array_equal(seen[0], acc)
+    assert np.array_equal(seen[1][:128], acc[128:])
+    assert report.bytes_moved["L0C->UB"] == (256 + 128) * 4
+    with pytest.raises(KernelError, match="cannot reach another core's local memory"):
+        kern[1](np.zeros(64, np.float32), True)

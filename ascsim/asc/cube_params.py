@@ -164,10 +164,14 @@ class FixpipeParamsV220:
     relu_en: bool = False
     unit_flag: int = 0
     is_channel_split: bool = False
+    sub_block_id: int = 0  # L0C->UB (3510): which AIV of the group receives the block
 
     def __post_init__(self):
         _coerce(self)
         object.__setattr__(self, "quant_pre", QuantModes(int(self.quant_pre)))
+        if self.sub_block_id not in (0, 1):
+            raise ValueError(f"FixpipeParamsV220 sub_block_id is 0 or 1 (the group's two "
+                             f"AIVs), got {self.sub_block_id}")
         _check_ranges(self, {"n_size": U16, "m_size": U16, "src_stride": U16,
                              "dst_stride": U32, "nd_num": U16, "src_nd_stride": U16,
                              "dst_nd_stride": U16, "unit_flag": U8})

@@ -307,6 +307,8 @@ def memory_for(core, position: TPosition, loc):
     if name is None:
         raise KernelError(f"TPosition.{TPosition(position).name} is not a local buffer", loc)
     mem = core.mem.get(name)
+    if mem is None and name == "UB":
+        mem = _aiv_ub_of(core)
     if mem is None:
         raise KernelError(
             f"{name} (TPosition.{TPosition(position).name}) does not exist on an {core.kind} "
@@ -314,3 +316,14 @@ def memory_for(core, position: TPosition, loc):
             loc)
     return mem
 
+
+def _aiv_ub_of(core):
+    """On a MIX kernel's AIC with a FixPipe L0C->UB path (3510), a UB tensor names an address
+    in its AIVs' UB (ascend-hw §2.4): the UB of sub-block 0, which FixPipe re-targets by its
+    ``sub_block_id``. None where the AIC cannot reach UB."""
+    if core.kind != "AIC" or not core.soc.has_path("L0C->UB") or core.launch.kind != "MIX":
+        return None
+    for other in core.launch.cores:
+        if other.kind == "AIV" and other.group == core.group and other.sub_block_idx == 0:
+            return other.mem["UB"]
+    return None

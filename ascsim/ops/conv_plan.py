@@ -149,6 +149,26 @@ class ConvPlan:
         return self.m_pad * self.nt_pad
 
     @property
+    def ub_pix(self) -> int:
+        """Pixels of a tile one AIV receives (the first half, rounded up to 16, goes to AIV 0):
+        the strip pitch of the 950 fused hand-off buffers in UB."""
+        return max(16, _round16(self.rows * self.wo // 2))
+
+    @property
+    def handoff_elems(self) -> int:
+        """fp32 elements of one UB hand-off buffer of the 950 fused variant: the AIV's part of
+        a tile in NZ strips, [nt_pad / 16][ub_pix][16]."""
+        return self.ub_pix * self.nt_pad
+
+    @property
+    def fused_ub_bytes(self) -> int:
+        """UB of the 950 fused AIV: two hand-off buffers, the narrow copy (16-bit outputs), the
+        transposed output tile and the [16][ub_pix] gather table."""
+        out = ITEMSIZE[self.dtype]
+        narrow = 0 if out == 4 else self.handoff_elems * out
+        return 2 * self.handoff_elems * 4 + narrow + self.handoff_elems * out + 16 * self.ub_pix * 4
+
+    @property
     def workspace_elems(self) -> int:
         """Elements of the NC1HWC0 conv result."""
         return self.n * self.co1 * self.hw * 16
@@ -221,6 +241,8 @@ def _check_fits(p: ConvPlan, soc: SocSpec) -> None:
         problems.append("L0C buffers")
     if p.in_rows * p.w > 16384 or p.kk * p.nt_pad > 16384:
         problems.append("DN2NZ strides")
+    if p.dn2nz and p.fused_ub_bytes > soc.ub_bytes:
+        problems.append("UB hand-off buffers of the fused variant")
     if p.ks * p.nt_pad // 16 > 255 or _ceil(p.rows * p.wo, 16) > 255:
         problems.append("load_data repeat count")
     if problems:

@@ -7,8 +7,8 @@ launches kernels; no arithmetic touches the data outside the kernels. Variants (
 docs/ops.md):
 
 * ``semi``: K1 convolution -> fp32 NC1HWC0 workspace; K2 activation + NCHW layout (AIV);
-* ``fused``: one MIX kernel, tiles handed from the AIC to its AIVs through GM with cross-core
-  flags;
+* ``fused``: one MIX kernel, tiles handed from the AIC to its AIVs with cross-core flags, by
+  FixPipe L0C->UB on 950 and through a GM workspace on 910B;
 * ``unfused``: convolution writing the output dtype, then the activation kernel (casting up);
 * ``auto``: the variant with the least simulated device time for this shape and SoC (each
   variant simulated once per (shape, SoC); the choice is cached, never results).
@@ -61,10 +61,10 @@ def _tensor(t) -> torch.Tensor:
 
 
 # ------------------------------------------------------------------------------ index tables
-def _epilogue_table(out_dtype: str) -> np.ndarray:
-    """Byte offsets that transpose [EPI pixels][16 channels] into [16][EPI] (gather)."""
+def _epilogue_table(out_dtype: str, pixels: int = EPI) -> np.ndarray:
+    """Byte offsets that transpose [pixels][16 channels] into [16][pixels] (gather)."""
     size = 4 if out_dtype == "float32" else 2
-    c, p = np.meshgrid(np.arange(16), np.arange(EPI), indexing="ij")
+    c, p = np.meshgrid(np.arange(16), np.arange(pixels), indexing="ij")
     return ((p * 16 + c) * size).astype(np.uint32).reshape(-1)
 
 
@@ -129,11 +129,14 @@ class _Call:
             mid = torch.empty(p.workspace_elems, dtype=self.dtype)
             reports = (self._conv(mid), self._epilogue(mid, y))
             return reports, mid.numel() * mid.element_size() + self.pre_bytes, handoffs
-        ws = torch.empty(p.workspace_elems, dtype=torch.float32)
+        # 950: tiles go L0C -> UB, no workspace; 910B: through the fp32 workspace in GM.
+        ws = torch.empty(1 if p.dn2nz else p.workspace_elems, dtype=torch.float32)
+        table = _epilogue_table(self.spec.dtype, p.ub_pix) if p.dn2nz else self.epi_table
         report = fused_kernel[p.cores](self.x, self.w, self.b, self.one, ws, y, self.xt,
-                                       self.wt, self.tables, self.epi_table, p, self.act, 0.0,
+                                       self.wt, self.tables, table, p, self.act, 0.0,
                                        kernel_type=KernelType.MIX_AIC_1_2)
-        return (report,), ws.numel() * 4 + self.pre_bytes, handoffs + p.tiles
+        ws_bytes = 0 if p.dn2nz else ws.numel() * 4
+        return (report,), ws_bytes + self.pre_bytes, handoffs + p.tiles
 
 
 def _run_variant(call: _Call, variant: str, op: str):

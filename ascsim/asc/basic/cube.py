@@ -381,6 +381,8 @@ def fixpipe(dst, src, *args, **kwargs) -> None:
     _require(src, ("L0C",), "the source", "fixpipe", loc)
     path, pipe = _dc.resolve_path(dst, src, loc)
     p = params
+    if path == "L0C->UB":
+        dst = _aiv_ub(dst, p.sub_block_id, loc)
     quant = QUANT.get(p.quant_pre, "missing")
     if quant == "missing":
         raise KernelError(f"fixpipe: quant_pre {p.quant_pre.name} is not modelled; supported: "
@@ -438,6 +440,19 @@ def fixpipe(dst, src, *args, **kwargs) -> None:
     busy = max(busy, src_bytes / read_rate + core.timing.fixpipe_startup_cycles)
     execute(pipe, "fixpipe", busy, latency, loc, _local(dst, src),
             (read,) if read else (), writes, info=(path, dst_bytes))
+
+
+def _aiv_ub(dst: LocalTensor, sub_block: int, loc) -> LocalTensor:
+    """``dst``'s address in the UB of the AIV ``sub_block`` of the caller's group: FixPipe
+    L0C->UB (3510) writes an AIV's UB directly, so the write lands in (and is recorded in) that
+    AIV's memory space, as the Matmul API's ``_to_ub`` does."""
+    core = current_core()
+    for other in core.launch.cores:
+        if other.kind == "AIV" and other.group == core.group and other.sub_block_idx == sub_block:
+            return LocalTensor.bound(other.mem["UB"], dst.position, dst.addr, dst.length,
+                                     dst.dtype, dst.slot, dst.alloc_end)
+    raise KernelError(f"fixpipe to UB: the {core.kind} of block {core.block_idx} has no AIV "
+                      f"with sub_block_id {sub_block} (L0C->UB needs a MIX kernel)", loc)
 
 
 # The parameter structs are re-exported so ``asc`` gets the whole cube API from this module.

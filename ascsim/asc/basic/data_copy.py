@@ -20,7 +20,7 @@ from ascsim.asc.params import (
     DataCopyPadParams,
     DataCopyParams,
 )
-from ascsim.asc.tensor import GlobalTensor, check_gm_range
+from ascsim.asc.tensor import GlobalTensor, LocalTensor, check_gm_range
 from ascsim.hw.spec import PATH_PIPE
 from ascsim.sim.access import strided
 from ascsim.sim.errors import KernelError
@@ -44,6 +44,13 @@ def resolve_path(dst, src, loc) -> tuple[str, str]:
     soc = current_core().soc
     if path not in PATH_PIPE or not soc.has_path(path):
         raise KernelError(f"there is no {path} data path on {soc.name}", loc)
+    me = current_core().core_id
+    if path != "L0C->UB" and any(getattr(t.mem, "core_id", me) != me for t in (dst, src)
+                                 if isinstance(t, LocalTensor)):
+        # An AIC names its AIVs' UB only as a FixPipe destination (ascend-hw §2.4).
+        raise KernelError(f"{path}: the {current_core().kind} cannot reach another core's "
+                          "local memory (an AIC writes its AIVs' UB only by FixPipe L0C->UB)",
+                          loc)
     return path, PATH_PIPE[path]
 
 

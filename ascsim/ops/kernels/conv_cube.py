@@ -13,9 +13,11 @@ Per tile (``rows`` output rows of one image x ``nt`` output channels, see
 
 Pipes hand over buffers with set_flag/wait_flag: two L1 stages, two L0A/L0B buffers, two L0C
 tiles, so loads of the next K step and the FixPipe of the previous tile overlap the cube.
-With ``mode="fused"`` each finished tile is announced to the group's AIVs with a cross-core
-flag (FixPipe done), and the AIC waits for their acknowledgement before it runs more than
-``LAG`` tiles ahead (the flag counters hold at most 15 sets).
+With ``fused`` each finished tile is announced to the group's AIVs with a cross-core flag
+(FixPipe done). On 950 FixPipe writes the tile straight into the AIVs' UB (L0C->UB, half of the
+pixels each, two alternating buffers) and waits for the AIVs' acknowledgement of the buffer
+first; on 910B it goes to the GM workspace and the AIC waits for the acknowledgement of the
+tile ``LAG`` back (the flag counters hold at most 15 sets).
 """
 
 from __future__ import annotations
@@ -101,6 +103,26 @@ def _stage_in(fm, wl1, bl1, x_gm, w_gm, b_gm, nb, lo, l1h, co0, nt, s, p: asc.Co
 
 
 @asc.jit
+def half_split(m):
+    """Pixels of an m-pixel tile that go to AIV 0 (whole 16-row strips; AIV 1 gets the rest)."""
+    return min((m // 2 + 15) // 16 * 16, m)
+
+
+@asc.jit
+def _fix_to_ub(ub, acc, m, m_pad, nt_pad, p: asc.ConstExpr):
+    """FixPipe L0C -> UB (950): the tile's first pixels to AIV 0, the rest to AIV 1, fp32 NZ
+    strips of ``ub_pix`` rows in each AIV's hand-off buffer."""
+    half = half_split(m)
+    asc.fixpipe(ub, acc, asc.FixpipeParamsV220(n_size=nt_pad, m_size=half, src_stride=m_pad,
+                                               dst_stride=p.ub_pix, sub_block_id=0),
+                asc.FixpipeConfig.cfg_nz())
+    if m > half:
+        asc.fixpipe(ub, acc[half * 16:], asc.FixpipeParamsV220(
+            n_size=nt_pad, m_size=m - half, src_stride=m_pad, dst_stride=p.ub_pix,
+            sub_block_id=1), asc.FixpipeConfig.cfg_nz())
+
+
+@asc.jit
 def conv_cube(x_gm, w_gm, b_gm, one_gm, out_gm, p: asc.ConstExpr, fused: asc.ConstExpr[bool]):
     """The AIC body: every tile ``block_idx + j * block_num`` of the plan."""
     dt = x_gm.dtype
@@ -112,6 +134,8 @@ def conv_cube(x_gm, w_gm, b_gm, one_gm, out_gm, p: asc.ConstExpr, fused: asc.Con
     l0b = asc.LocalTensor(dt, asc.TPosition.B2, 0, 2 * p.l0b_elems)
     l0c = asc.LocalTensor(asc.float32, asc.TPosition.CO1, 0, 2 * p.l0c_elems)
     ones = l1[2 * stage:]
+    if fused and p.dn2nz:  # the two fp32 hand-off buffers at the start of each AIV's UB
+        ub = asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 0, 2 * p.handoff_elems)
     # One fractal whose first column is 1: the A side of the bias block.
     asc.data_copy(ones, one_gm, asc.Nd2NzParams(1, 16, 1, 0, 0, 16, 1, 0))
     asc.set_load_data_padding_value(0)
@@ -179,18 +203,22 @@ def conv_cube(x_gm, w_gm, b_gm, one_gm, out_gm, p: asc.ConstExpr, fused: asc.Con
             stage_count += 1
         asc.set_flag(asc.HardEvent.M_FIX, c_slot)
         asc.wait_flag(asc.HardEvent.M_FIX, c_slot)
-        if fused and tile_count >= LAG:
+        if fused and p.dn2nz:  # 950: the AIVs acknowledge each UB buffer (two to start)
             asc.cross_core_wait_flag(TILE_DONE, 2, asc.PipeID.PIPE_FIX)
-        asc.fixpipe(out_gm[((nb * p.co1 + co0 // 16) * p.hw + ho0 * p.wo) * 16:], acc,
-                    asc.FixpipeParamsV220(n_size=nt_pad, m_size=m, src_stride=m_pad,
-                                          dst_stride=p.hw, quant_pre=quant),
-                    asc.FixpipeConfig.cfg_nz())
+            _fix_to_ub(ub[(tile_count % 2) * p.handoff_elems:], acc, m, m_pad, nt_pad, p)
+        else:
+            if fused and tile_count >= LAG:
+                asc.cross_core_wait_flag(TILE_DONE, 2, asc.PipeID.PIPE_FIX)
+            asc.fixpipe(out_gm[((nb * p.co1 + co0 // 16) * p.hw + ho0 * p.wo) * 16:], acc,
+                        asc.FixpipeParamsV220(n_size=nt_pad, m_size=m, src_stride=m_pad,
+                                              dst_stride=p.hw, quant_pre=quant),
+                        asc.FixpipeConfig.cfg_nz())
         if fused:
             asc.cross_core_set_flag(TILE_READY, 2, asc.PipeID.PIPE_FIX)
         asc.set_flag(asc.HardEvent.FIX_M, c_slot)
         tile_count += 1
     if fused:
-        for _ in range(min(LAG, tile_count)):
+        for _ in range(2 if p.dn2nz else min(LAG, tile_count)):
             asc.cross_core_wait_flag(TILE_DONE, 2)
     for slot in range(2):
         asc.wait_flag(asc.HardEvent.MTE1_MTE2, slot)

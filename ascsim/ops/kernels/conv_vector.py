@@ -14,7 +14,8 @@
 * ``epilogue_kernel``: K2, the AIV-only activation + layout pass over the whole result.
 * ``fused_kernel``: one MIX kernel; the AIC announces each finished tile with a cross-core flag
   and the group's two AIVs run the epilogue on its two halves of the tile's pixels while the
-  AIC computes the next tile, then acknowledge it.
+  AIC computes the next tile, then acknowledge it. On 950 the halves arrive in the AIVs' UB by
+  FixPipe L0C->UB (``fused_ub_epilogue``); on 910B through the GM workspace.
 """
 
 from __future__ import annotations
@@ -22,7 +23,13 @@ from __future__ import annotations
 import ascsim.asc as asc
 from ascsim.asc.runtime.config import KernelType
 from ascsim.ops.kernels.activation import _activate
-from ascsim.ops.kernels.conv_cube import TILE_DONE, TILE_READY, conv_cube, tile_geometry
+from ascsim.ops.kernels.conv_cube import (
+    TILE_DONE,
+    TILE_READY,
+    conv_cube,
+    half_split,
+    tile_geometry,
+)
 
 EPI = 256  # pixels per epilogue unit (x 16 channels)
 PRE_ELEMS = 4096  # elements per pre-pass gather
@@ -233,22 +240,89 @@ def conv_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, b: asc.GlobalAddress
 
 
 @asc.jit
+def fused_ub_epilogue(y_gm, table_gm, p: asc.ConstExpr, act: asc.ConstExpr[str], alpha):
+    """AIV part of the 950 fused kernel: the AIC FixPipes this AIV's half of each tile into one
+    of two UB hand-off buffers (fp32 NZ strips [nt_pad/16][ub_pix][16]); per tile: wait for it
+    (cross-core flag on V), activation in fp32 in place, one cast, acknowledge the buffer,
+    ``gather`` each strip to [16][ub_pix] rows, one MTE3 copy of all channel rows to NCHW."""
+    out_dt = y_gm.dtype
+    size = out_dt.sizeof()
+    h = p.handoff_elems
+    pp = p.ub_pix
+    narrow16 = out_dt != asc.float32
+    at = 2 * h * 4  # byte address after the two hand-off buffers
+    handoff = asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 0, 2 * h)
+    narrow = asc.LocalTensor(out_dt, asc.TPosition.VECCALC, at, h)
+    at += h * size if narrow16 else 0
+    out = asc.LocalTensor(out_dt, asc.TPosition.VECOUT, at, h)
+    table = asc.LocalTensor(asc.uint32, asc.TPosition.VECCALC, at + h * size, 16 * pp)
+    asc.data_copy(table, table_gm, 16 * pp)
+    # Strip rows past this AIV's pixels are never written by FixPipe but go through the
+    # activation and the gather (they are not stored): start them from defined values.
+    asc.duplicate(handoff, 0.0, 2 * h)
+    asc.cross_core_set_flag(TILE_DONE, 2, asc.PipeID.PIPE_V)
+    asc.cross_core_set_flag(TILE_DONE, 2, asc.PipeID.PIPE_V)
+    asc.set_flag(asc.HardEvent.MTE2_V, 0)
+    asc.wait_flag(asc.HardEvent.MTE2_V, 0)
+    asc.set_flag(asc.HardEvent.MTE3_V, 0)
+    sub = asc.get_sub_block_idx()
+    count = 0
+    for t in asc.range(asc.get_block_idx() // 2, p.tiles, asc.get_block_num() // 2):
+        nb, ho0, rows, co0, nt = tile_geometry(t, p)
+        m = rows * p.wo
+        half = half_split(m)
+        npix = m - half if sub == 1 else half
+        buf = handoff[(count % 2) * h:]
+        count += 1
+        asc.cross_core_wait_flag(TILE_READY, 2, asc.PipeID.PIPE_V)
+        if npix > 0:
+            strips = (nt + 15) // 16
+            n = strips * pp * 16
+            _activate(buf, buf, act, alpha, n)
+            asc.pipe_barrier(asc.PipeID.PIPE_V)
+            src = buf
+            if narrow16:
+                asc.cast(narrow, buf, asc.RoundMode.CAST_RINT, n)
+                asc.pipe_barrier(asc.PipeID.PIPE_V)
+                asc.cross_core_set_flag(TILE_DONE, 2, asc.PipeID.PIPE_V)
+                src = narrow
+            asc.wait_flag(asc.HardEvent.MTE3_V, 0)
+            for j in range(strips):
+                asc.gather(out[j * 16 * pp:], src, table, j * pp * 16 * size, 16 * pp)
+            if not narrow16:
+                asc.cross_core_set_flag(TILE_DONE, 2, asc.PipeID.PIPE_V)
+            asc.set_flag(asc.HardEvent.V_MTE3, 0)
+            asc.wait_flag(asc.HardEvent.V_MTE3, 0)
+            row = _ceil(npix * size, 32) * 32
+            pix = ho0 * p.wo + (half if sub == 1 else 0)
+            asc.data_copy_pad(y_gm[(nb * p.cout + co0) * p.hw + pix:], out,
+                              asc.DataCopyExtParams(nt, npix * size, (pp * size - row) // 32,
+                                                    (p.hw - npix) * size, 0))
+            asc.set_flag(asc.HardEvent.MTE3_V, 0)
+        else:
+            asc.cross_core_set_flag(TILE_DONE, 2, asc.PipeID.PIPE_V)
+    asc.wait_flag(asc.HardEvent.MTE3_V, 0)
+
+
+@asc.jit
 def fused_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, b: asc.GlobalAddress,
                  one: asc.GlobalAddress, ws: asc.GlobalAddress, y: asc.GlobalAddress,
                  xt: asc.GlobalAddress, wt: asc.GlobalAddress, tables: asc.GlobalAddress,
                  epi_table: asc.GlobalAddress, p: asc.ConstExpr, act: asc.ConstExpr[str],
                  alpha: float):
-    """One MIX kernel: the AIC's tiles go through the GM workspace to its two AIVs."""
+    """One MIX kernel: the AIC's tiles reach its two AIVs by FixPipe L0C->UB (950) or through
+    the GM workspace (910B)."""
     if asc.ascend_is_aic():
         if not p.dn2nz:
             asc.sync_all(is_aiv_only=False)
             conv_cube(_gm(xt), _gm(wt), _gm(b), _gm(one), _gm(ws), p, True)
         else:
             conv_cube(_gm(x), _gm(w), _gm(b), _gm(one), _gm(ws), p, True)
+    elif p.dn2nz:
+        fused_ub_epilogue(_gm(y), _gm(epi_table), p, act, alpha)
     else:
-        if not p.dn2nz:
-            prepass(_gm(x), _gm(w), _gm(xt), _gm(wt), _gm(tables), p)
-            asc.sync_all(is_aiv_only=False)
+        prepass(_gm(x), _gm(w), _gm(xt), _gm(wt), _gm(tables), p)
+        asc.sync_all(is_aiv_only=False)
         ws_gm = _gm(ws)
         y_gm = _gm(y)
         pipe = asc.TPipe()
