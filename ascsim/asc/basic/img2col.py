@@ -136,6 +136,25 @@ def im2col_indices(h, w, pads, channel_size, c0, p: LoadData3DParamsV2):
     return idx, valid, (ho, wo), span
 
 
+_LAYOUTS = {"ZN": fractal.nd_to_zn, "NZ": fractal.nd_to_nz, "ZZ": fractal.nd_to_zz}
+
+
+@lru_cache(maxsize=256)
+def _load3d_map(h, w, pads, channel_size, c0, p: LoadData3DParamsV2, layout: str):
+    """The Load3D window straight in destination order: (source element index per destination
+    element, destination positions that take the pad value or None, (ho, wo), source span).
+    The fractal layout is applied to the index map once, so a load is one gather."""
+    idx, valid, out_hw, span = im2col_indices(h, w, pads, channel_size, c0, p)
+    rows = -(-p.m_extension // 16) * 16
+    cols = -(-p.k_extension // c0) * c0
+    window = np.full((rows, cols), -1, dtype=np.int64)
+    window[: p.m_extension, : p.k_extension] = np.where(valid, idx, -1)
+    flat = _LAYOUTS[layout](window, c0, fill=-1).reshape(-1)
+    pad = np.flatnonzero(flat < 0)
+    src_idx = np.where(flat < 0, 0, flat).astype(np.intp)
+    return src_idx, (pad if pad.size else None), out_hw, span
+
+
 def _load3d(dst, src, p: LoadData3DParamsV2, config: IsResetLoad3dConfig, loc) -> None:
     op = "load_data(LoadData3DParamsV2)"
     _cube._require(src, ("L1",), "the source (a C1HWC0 feature map)", op, loc)
@@ -167,24 +186,17 @@ def _load3d(dst, src, p: LoadData3DParamsV2, config: IsResetLoad3dConfig, loc) -
     if empty:  # documented NOP
         core.call_overhead()
         return
-    idx, valid, (ho, wo), span = im2col_indices(h, w, pads, p.channel_size, c0, p)
+    # L0B takes the auto-transposed ZN form (fractals stored [k0][m0]); L0A its arch's layout.
+    layout = "ZN" if to_l0b else _cube.L0A_LAYOUT.get(core.soc.npu_arch, "ZZ")
+    src_idx, pad, (ho, wo), span = _load3d_map(h, w, pads, p.channel_size, c0, p, layout)
     if ho < 1 or wo < 1:
         raise KernelError(f"{op}: the filter does not fit the {h}x{w} feature map with "
                           f"padding {list(pads)} (output {ho}x{wo})", loc)
-    rows = -(-p.m_extension // 16) * 16
-    cols = -(-p.k_extension // c0) * c0
     src_view = src.elements(0, span[1] if span else 1, loc)
     read = _cube._access(src, *span) if span else None
-    fill = np.asarray(pad_value).astype(src.dtype.np_dtype)
-    window = np.full((rows, cols), fill, dtype=src.dtype.np_dtype)
-    window[: p.m_extension, : p.k_extension] = np.where(valid, src_view[idx], fill)
-    if to_l0b:
-        image = fractal.nd_to_zn(window, c0)  # auto-transposed: fractals stored [k0][m0]
-    elif _cube.L0A_LAYOUT.get(core.soc.npu_arch, "ZZ") == "NZ":
-        image = fractal.nd_to_nz(window, c0)
-    else:
-        image = fractal.nd_to_zz(window, c0)
-    flat = image.reshape(-1)
+    flat = src_view[src_idx]
+    if pad is not None:
+        flat[pad] = np.asarray(pad_value).astype(src.dtype.np_dtype)
     dst_view = dst.elements(0, flat.size, loc)
     dst_view[:] = flat.view(dst.dtype.np_dtype)
     write = dst.access(0, flat.size)
@@ -247,6 +259,21 @@ _dc.EXTRA_FORMS[Dn2NzParams] = dn2nz_copy
 
 
 # ------------------------------------------------------------------------------ gather
+_GATHER_READS: dict = {}  # (space, base, size, index bytes) -> access records
+
+
+def _gather_reads(space, base: int, size: int, idx: np.ndarray) -> tuple:
+    """``from_indices`` of a gather, cached: kernels gather with the same offset table over and
+    over, and finding its runs (a sort) costs more than the gather itself."""
+    key = (space, base, size, idx.tobytes())
+    reads = _GATHER_READS.get(key)
+    if reads is None:
+        if len(_GATHER_READS) > 512:
+            _GATHER_READS.clear()
+        reads = _GATHER_READS[key] = from_indices(space, base, size, idx)
+    return reads
+
+
 def gather(dst, src, src_offset, src_base_addr, count) -> None:
     """``gather(dst, src, src_offset, src_base_addr, count)``: dst[i] = src at byte
     ``src_base_addr + src_offset[i]`` (offsets: uint32 LocalTensor, byte units)."""
@@ -274,7 +301,7 @@ def gather(dst, src, src_offset, src_base_addr, count) -> None:
     dst_view[:] = src_view[idx] if n else dst_view
     # Record the elements actually gathered, not their hull: a gather that picks rows out of
     # a pitched buffer never reads the gaps between them.
-    reads = (src_offset.access(0, n),) + from_indices(src.mem.key, src.addr, size, idx)
+    reads = (src_offset.access(0, n),) + _gather_reads(src.mem.key, src.addr, size, idx)
     busy, latency = vector_cycles("transpose", src.dtype.name,
                                   max(1, -(-n * size // 256)))
     execute("V", "gather", busy, latency, loc, (dst, src, src_offset), reads,
