@@ -119,3 +119,23 @@ def convert(x: np.ndarray, target, mode: str = "rint") -> np.ndarray:
                 return _to_integral(x, mode)
             return _to_float(x, target, mode)
         return _to_int(x, target, mode)
+
+
+def cube_matmul(a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None,
+                k_step: int = 16) -> np.ndarray:
+    """A·B (+ bias) accumulated in fp32 the way the Cube does it.
+
+    Each ``k_step``-wide slice of K (one cube step: 16 for fp16/bf16) is summed exactly — products
+    of 16-bit inputs are exact in fp64 — and rounded once into the fp32 accumulator, which starts
+    from the bias when there is one. A plain fp32 product would round after every element
+    instead, i.e. K/16 times more often than the hardware.
+    """
+    m, k = a.shape
+    out = np.zeros((m, b.shape[1]), dtype=np.float32)
+    if bias is not None:
+        out += bias.astype(np.float32)
+    a64 = a.astype(np.float64)
+    b64 = b.astype(np.float64)
+    for k0 in range(0, k, k_step):
+        out += (a64[:, k0:k0 + k_step] @ b64[k0:k0 + k_step]).astype(np.float32)
+    return out

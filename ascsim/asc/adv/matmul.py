@@ -35,6 +35,7 @@ from ascsim.asc.tensor import GlobalTensor, LocalTensor
 from ascsim.asc.values import GlobalAddress, RuntimeInt
 from ascsim.sim.access import strided
 from ascsim.sim.errors import KernelError
+from ascsim.sim.numerics import cube_matmul
 
 UB_POSITIONS = frozenset({TPosition.VECIN, TPosition.VECOUT, TPosition.VECCALC})
 FRACTAL_ROWS = 16
@@ -322,6 +323,9 @@ class Matmul:
 
     def _product(self, a, b, bias) -> np.ndarray:
         acc = _acc_type(self.a_type.dtype)
+        if acc == np.float32 and self.a_type.dtype.sizeof() == 2:
+            # fp16/bf16 inputs: the Cube's fp32 accumulation, one rounding per 16-deep K step.
+            return cube_matmul(a, b, None if bias is None else bias[: b.shape[1]])
         out = np.matmul(a.astype(acc), b.astype(acc))
         if bias is not None:
             out += bias[None, : out.shape[1]]
