@@ -80,3 +80,19 @@ def test_unknown_variant_and_bad_alpha():
     with pytest.raises(ValueError, match="alpha"):
         matmul_leaky_relu(a, b, bias, alpha=float("nan"))
     assert np.isfinite(matmul_leaky_relu(a, b, bias).numpy()).all()
+
+
+def test_fused_tiling_leaves_room_for_two_c_blocks_in_ub():
+    # The fused kernel double-buffers C blocks; on 950 the L0C alone would allow a block that
+    # fills more than half of UB (bench case 11 failed with an init_buffer overflow).
+    from ascsim.asc.lib import host
+    from ascsim.ops.matmul_leaky_relu import _tiling
+
+    previous = context.current_soc()
+    try:
+        soc = context.set_soc("Ascend950PR_9579")
+        tiling = _tiling(2048, 1024, 1024, host.DataType.DT_FLOAT16, host.TPosition.VECCALC,
+                         ub_bytes=soc.ub_bytes // 2)
+        assert 2 * tiling.base_m * tiling.base_n * 4 <= soc.ub_bytes
+    finally:
+        context.set_soc(previous)

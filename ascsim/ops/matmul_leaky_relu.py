@@ -61,7 +61,7 @@ def _validate(a, b, bias, alpha) -> tuple[int, int, int]:
     return int(m), int(n), int(k)
 
 
-def _tiling(m: int, n: int, k: int, in_dtype, c_position) -> TCubeTiling:
+def _tiling(m: int, n: int, k: int, in_dtype, c_position, ub_bytes: int = -1) -> TCubeTiling:
     soc = context.current_soc()
     tiler = host.MultiCoreMatmulTiling(host.get_ascendc_platform())
     tiler.set_a_type(host.TPosition.GM, host.CubeFormat.ND, in_dtype, False)
@@ -73,7 +73,7 @@ def _tiling(m: int, n: int, k: int, in_dtype, c_position) -> TCubeTiling:
     tiler.set_shape(m, n, k)
     tiler.enable_bias(True)
     tiler.set_traverse(host.MatrixTraverse.FIRSTM)
-    tiler.set_buffer_space(-1, -1, -1)
+    tiler.set_buffer_space(-1, -1, ub_bytes)
     tiling = TCubeTiling()
     if tiler.get_tiling(tiling) != 0:
         raise ValueError(f"no Matmul tiling fits {m}x{k} @ {k}x{n} on {soc.name}")
@@ -97,7 +97,9 @@ def _run_unfused(a, b, bias, alpha, m, n, k):
 
 
 def _run_fused(a, b, bias, alpha, m, n, k):
-    tiling = _tiling(m, n, k, INPUT_DTYPES[a.dtype], host.TPosition.VECCALC)
+    # The fused kernel double-buffers C blocks in UB: each block may use half of it.
+    tiling = _tiling(m, n, k, INPUT_DTYPES[a.dtype], host.TPosition.VECCALC,
+                     ub_bytes=context.current_soc().ub_bytes // 2)
     workspace = torch.zeros(WORKSPACE_BYTES, dtype=torch.uint8)
     c = torch.empty((m, n), dtype=torch.float32)
     r = matmul_leaky_relu_kernel[_blocks(tiling)](a, b, bias, c, float(alpha), tiling, workspace)
