@@ -155,7 +155,7 @@ def run_launch(name: str, body, args: dict, constexpr: set, block_num: int, kind
         try:
             body(**kw)
         except ServerMode:
-            pass
+            pass  # the AIC turned into its AIVs' Matmul server: its own code ends here
 
     try:
         report = launch.run(per_core)

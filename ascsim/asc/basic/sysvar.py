@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from ascsim.asc.context import current_core
+from ascsim.asc.context import current_core, user_location
 from ascsim.asc.enums import Property
 from ascsim.asc.values import RuntimeInt
+from ascsim.sim.errors import KernelError
 
 
 def get_block_idx() -> RuntimeInt:
@@ -58,9 +59,7 @@ def get_arch_version() -> RuntimeInt:
 
 
 def trap() -> None:
-    from ascsim.asc.context import user_location
-    from ascsim.sim.errors import KernelError
-
+    """The kernel stops here, as the device's trap instruction stops the core."""
     raise KernelError("trap() executed", user_location())
 
 
