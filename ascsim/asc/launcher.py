@@ -57,7 +57,7 @@ def _torch_bytes(tensor) -> np.ndarray:
     flat = tensor.detach().contiguous().reshape(-1)
     if flat.dtype == torch.bool:
         flat = flat.to(torch.uint8)
-    # No copy: the bytes are copied into GM right away.
+    # No copy here: GM takes the bytes at its first use (GmBuffer.data), during this launch.
     return flat.view(torch.uint8).numpy() if flat.numel() else np.zeros(0, np.uint8)
 
 
@@ -81,6 +81,8 @@ class HostArgument:
         return GlobalAddress(self.buffer, 0, self.dtype)
 
     def copy_back(self) -> None:
+        if not self.buffer.touched:  # never read or written on the device: nothing to copy
+            return
         raw = self.buffer.data[: self.buffer.nbytes]
         value = self.value
         if _is_torch_tensor(value):

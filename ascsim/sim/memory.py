@@ -19,9 +19,14 @@ def round_up(value: int, multiple: int) -> int:
 
 
 class GmBuffer:
-    """One GM allocation (a kernel argument, a workspace)."""
+    """One GM allocation (a kernel argument, a workspace).
 
-    __slots__ = ("id", "name", "data", "nbytes", "address")
+    The bytes are made on first use: a 16 MB workspace that a kernel never touches costs
+    nothing, and is not copied back either. Host data is copied in at that first use, which is
+    the same as copying it at the launch because launches are synchronous.
+    """
+
+    __slots__ = ("id", "name", "nbytes", "address", "_data", "_initial", "_padded")
 
     def __init__(self, buffer_id: int, name: str, nbytes: int, address: int,
                  initial: np.ndarray | None = None):
@@ -29,18 +34,34 @@ class GmBuffer:
         self.name = name
         self.nbytes = nbytes
         self.address = address
-        padded = round_up(nbytes + GM_ALIGN, GM_ALIGN)
-        if initial is None:
-            self.data = np.full(padded, FILL_BYTE, dtype=np.uint8)
-        else:  # host data: only the padding needs the fill byte
-            self.data = np.empty(padded, dtype=np.uint8)
-            self.data[:initial.size] = initial
-            self.data[initial.size:] = FILL_BYTE
+        self._padded = round_up(nbytes + GM_ALIGN, GM_ALIGN)
+        self._initial = initial
+        self._data = None
+
+    @property
+    def data(self) -> np.ndarray:
+        """The allocation's bytes (true size plus allocator padding)."""
+        if self._data is None:
+            initial = self._initial
+            if initial is None:
+                self._data = np.full(self._padded, FILL_BYTE, dtype=np.uint8)
+            else:  # host data: only the padding needs the fill byte
+                data = np.empty(self._padded, dtype=np.uint8)
+                data[:initial.size] = initial
+                data[initial.size:] = FILL_BYTE
+                self._data = data
+                self._initial = None
+        return self._data
+
+    @property
+    def touched(self) -> bool:
+        """Whether anything has looked at the bytes (if not, they are still the host's)."""
+        return self._data is not None
 
     @property
     def capacity(self) -> int:
         """Bytes addressable without faulting (true size plus allocator padding)."""
-        return self.data.size
+        return self._padded
 
     def __repr__(self) -> str:
         return f"GmBuffer({self.name!r}, {self.nbytes} B @0x{self.address:x})"
