@@ -51,7 +51,7 @@ def peek_script_args(args: list[str]) -> ScriptArgs:
 
 
 class NpuRequested(RuntimeError):
-    pass
+    """The script asked for the NPU backend, which only Huawei's pyasc with CANN provides."""
 
 
 def run_script(path: str, args: list[str]) -> None:

@@ -27,7 +27,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 
 class OperatorUnavailable(RuntimeError):
-    pass
+    """The task names an operator that ascsim.ops does not provide."""
 
 
 def load_operator(name: str) -> Callable:

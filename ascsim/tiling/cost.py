@@ -323,9 +323,10 @@ def plan_l1(g: Grid, p: Problem) -> L1Plan | None:
             attempt(plan.with_(op, db=2))
     for op in (stat, stream):
         slab = plan.cover(op) * block_bytes(g, p, op)
-        while (plan.k_step(op) < g.kb and plan.k_step(op) * slab < EFFICIENT_LOAD_BYTES
-               and attempt(plan.with_(op, k=min(2 * plan.k_step(op), g.kb)))):
-            pass
+        # Double the K depth of each load until loads are large enough or it stops fitting.
+        while plan.k_step(op) < g.kb and plan.k_step(op) * slab < EFFICIENT_LOAD_BYTES:
+            if not attempt(plan.with_(op, k=min(2 * plan.k_step(op), g.kb))):
+                break
     # A second buffer only helps an operand that is loaded more than once.
     for op in (stat, stream):
         if plan.db(op) == 2 and loads(g, plan, op) <= 1:
