@@ -549,6 +549,8 @@ def test_cli_check_writes_json(tmp_path):
 
     script = tmp_path / "racy.py"
     script.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(ROOT)!r})  # the tests package, however pytest was started\n"
         "import numpy as np\n"
         "import tests.test_checks as t\n"
         "t.add_flags[1](t.f32(t.N), t.f32(t.N), np.zeros(t.N, np.float32), False)\n")
