@@ -8,10 +8,11 @@ time share the chip's GM bandwidth.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ascsim.hw import SocSpec
 from ascsim.sim.core import PIPES, Core
@@ -22,6 +23,12 @@ from ascsim.sim.report import CoreReport, KernelReport
 from ascsim.sim.scheduler import Scheduler
 
 KERNEL_KINDS = ("AIV_ONLY", "AIC_ONLY", "MIX")
+
+
+@functools.cache
+def _blas_controller() -> ThreadpoolController:
+    """The process's BLAS thread pools, found once (the search costs about a millisecond)."""
+    return ThreadpoolController()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -84,7 +91,7 @@ class Launch:
         # The cube's arithmetic is many small matrix products, one per instruction; a
         # multi-threaded BLAS spends more time waking its threads than multiplying, and its
         # spinning threads compete with the simulator for the cores. One thread is faster.
-        with threadpool_limits(limits=1, user_api="blas"):
+        with _blas_controller().limit(limits=1, user_api="blas"):
             return self._run(body)
 
     def _run(self, body: Callable[[Core], None]) -> KernelReport:

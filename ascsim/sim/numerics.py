@@ -9,6 +9,7 @@ target's bit pattern, so fp16 and bf16 (ml_dtypes) are handled alike.
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 ROUND_MODES = ("none", "rint", "floor", "ceil", "round", "trunc", "odd")
 
@@ -121,21 +122,21 @@ def convert(x: np.ndarray, target, mode: str = "rint") -> np.ndarray:
         return _to_int(x, target, mode)
 
 
-def cube_matmul(a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None,
-                k_step: int = 16) -> np.ndarray:
-    """A·B (+ bias) accumulated in fp32 the way the Cube does it.
+def cube_matmul(a: np.ndarray, b: np.ndarray, initial: np.ndarray | None = None) -> np.ndarray:
+    """A·B summed in fp32 as the Cube's L0C does, added to ``initial`` (bias or partial C).
 
-    Each ``k_step``-wide slice of K (one cube step: 16 for fp16/bf16) is summed exactly — products
-    of 16-bit inputs are exact in fp64 — and rounded once into the fp32 accumulator, which starts
-    from the bias when there is one. A plain fp32 product would round after every element
-    instead, i.e. K/16 times more often than the hardware.
+    Products of fp16 and bf16 inputs are exact in fp32; they (and fp32 inputs' products) are
+    summed in an fp32 accumulator. The Cube's summation order is not published, so the order of
+    PyTorch's CPU single-precision matrix product stands in for it; ``initial`` — the bias row,
+    the bias-table contents or the partial sums already in L0C — is added to the finished
+    product in fp32. A consequence worth knowing: a Matmul of fp16/bf16 inputs reproduces
+    ``torch.matmul`` of the same inputs cast to fp32 bit for bit, so comparing a kernel with
+    that reference checks its data path (layouts, tiling, tails, bias), not device rounding.
     """
-    m, k = a.shape
-    out = np.zeros((m, b.shape[1]), dtype=np.float32)
-    if bias is not None:
-        out += bias.astype(np.float32)
-    a64 = a.astype(np.float64)
-    b64 = b.astype(np.float64)
-    for k0 in range(0, k, k_step):
-        out += (a64[:, k0:k0 + k_step] @ b64[k0:k0 + k_step]).astype(np.float32)
+    a32 = torch.from_numpy(np.ascontiguousarray(a, dtype=np.float32))
+    b32 = torch.from_numpy(np.ascontiguousarray(b, dtype=np.float32))
+    out = torch.matmul(a32, b32).numpy()
+    if initial is not None:
+        with np.errstate(all="ignore"):
+            out += initial.astype(np.float32, copy=False)
     return out

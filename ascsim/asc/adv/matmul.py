@@ -323,12 +323,12 @@ class Matmul:
 
     def _product(self, a, b, bias) -> np.ndarray:
         acc = _acc_type(self.a_type.dtype)
-        if acc == np.float32 and self.a_type.dtype.sizeof() == 2:
-            # fp16/bf16 inputs: the Cube's fp32 accumulation, one rounding per 16-deep K step.
-            return cube_matmul(a, b, None if bias is None else bias[: b.shape[1]])
+        bias = None if bias is None else bias[: b.shape[1]]
+        if acc == np.float32:
+            return cube_matmul(a, b, bias)
         out = np.matmul(a.astype(acc), b.astype(acc))
         if bias is not None:
-            out += bias[None, : out.shape[1]]
+            out += bias
         return out
 
     # ------------------------------------------------------------------ cores and timing

@@ -27,7 +27,7 @@ from ascsim.asc.tensor import GlobalTensor, LocalTensor
 from ascsim.sim import fractal
 from ascsim.sim.access import strided
 from ascsim.sim.errors import KernelError
-from ascsim.sim.numerics import convert
+from ascsim.sim.numerics import convert, cube_matmul
 
 FRACTAL_BYTES = fractal.FRACTAL_BYTES
 
@@ -315,9 +315,8 @@ def mmad(dst, fm, filter, *args, **kwargs) -> None:  # noqa: A002 - pyasc's para
             else fractal.zz_to_nd
         a = to_nd(a_flat, mp, kp, c0)[:, :k]
         b = fractal.zn_to_nd(b_flat, kp, np_, c0)[:k, :]
-        product = _matmul(a, b, acc_type)
         initial = _initial_c(dst, c_flat, bias, p, mp, np_, n, reads, loc)
-        result = product if initial is None else _add(initial, product, acc_type)
+        result = _matmul(a, b, initial, acc_type)
         c_flat[:] = fractal.nd_to_nz(result.astype(acc_type), fractal.L0C_C0).reshape(-1)
     busy = core.soc.cube.mmad_cycles(m, n, k, in_type)
     tensors = _local(dst, fm, filter, bias)
@@ -325,19 +324,16 @@ def mmad(dst, fm, filter, *args, **kwargs) -> None:  # noqa: A002 - pyasc's para
             info=("mmad", m, n, k, in_type))
 
 
-def _matmul(a: np.ndarray, b: np.ndarray, acc_type: str) -> np.ndarray:
+def _matmul(a: np.ndarray, b: np.ndarray, initial: np.ndarray | None,
+            acc_type: str) -> np.ndarray:
+    """``initial`` (or 0) + A·B in the accumulator type."""
     if acc_type == "int32":
         # int8 products summed exactly, kept modulo 2**32 like the 32-bit accumulator.
-        return (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32)
-    with np.errstate(all="ignore"):
-        return a.astype(np.float32) @ b.astype(np.float32)
-
-
-def _add(x: np.ndarray, y: np.ndarray, acc_type: str) -> np.ndarray:
-    with np.errstate(all="ignore"):
-        if acc_type == "int32":
-            return (x.astype(np.int64) + y).astype(np.int32)
-        return x.astype(np.float32) + y
+        out = a.astype(np.int64) @ b.astype(np.int64)
+        if initial is not None:
+            out += initial
+        return out.astype(np.int32)
+    return cube_matmul(a, b, initial)
 
 
 def _initial_c(dst, c_flat, bias, p: MmadParams, mp: int, np_: int, n: int, reads, loc):
