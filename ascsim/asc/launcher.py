@@ -61,6 +61,24 @@ def _torch_bytes(tensor) -> np.ndarray:
     return flat.view(torch.uint8).numpy() if flat.numel() else np.zeros(0, np.uint8)
 
 
+def _aliases_host(value, raw: np.ndarray) -> bool:
+    """Whether ``raw`` (the bytes handed to GM) is a writable view of ``value``'s own memory,
+    so that writing into it is the same as the copy back into ``value``. Not for bool tensors
+    (their bytes are normalised to 0/1 on the way back) nor for tensors requiring grad (an
+    in-place write into them is an error the torch path reports)."""
+    if raw.size == 0 or not raw.flags.writeable:
+        return False
+    if _is_torch_tensor(value):
+        import torch
+
+        return (value.dtype != torch.bool and not value.requires_grad
+                and value.is_contiguous() and raw.ctypes.data == value.data_ptr())
+    if isinstance(value, np.ndarray):
+        return (value.flags.writeable and value.flags.c_contiguous
+                and raw.ctypes.data == value.ctypes.data and raw.nbytes == value.nbytes)
+    return False
+
+
 class HostArgument:
     """One memory argument: its device copy and how to copy results back to the host."""
 
@@ -76,6 +94,10 @@ class HostArgument:
             self.dtype = dtypes.uint8
             raw = np.frombuffer(bytes(value), dtype=np.uint8)
         self.buffer = memory.from_array(raw, name)
+        # The host's own bytes when ``raw`` is a view of them: the copy back is then one plain
+        # byte copy. (torch's copy_ splits a copy over its thread pool, which on a busy host
+        # waits for descheduled threads: milliseconds for a few hundred kilobytes.)
+        self._host_bytes = raw if _aliases_host(value, raw) else None
 
     def address(self) -> GlobalAddress:
         return GlobalAddress(self.buffer, 0, self.dtype)
@@ -84,6 +106,9 @@ class HostArgument:
         if not self.buffer.touched:  # never read or written on the device: nothing to copy
             return
         raw = self.buffer.data[: self.buffer.nbytes]
+        if self._host_bytes is not None:
+            np.copyto(self._host_bytes, raw)
+            return
         value = self.value
         if _is_torch_tensor(value):
             import torch
