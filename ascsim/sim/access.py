@@ -16,6 +16,39 @@ Consumers that only need a conservative answer may use the hull ``record[:3]``.
 from __future__ import annotations
 
 
+class ByteRows:
+    """``count`` rows of ``width`` bytes, each ``pitch`` bytes after the previous, the first at
+    byte ``first`` (``pitch >= 0``): the GM side of a constant-pitch copy as the L2 model takes
+    it, in O(1) whatever the number of rows (the alternative form is one (start, end) pair per
+    row, see :mod:`ascsim.sim.transfer`)."""
+
+    __slots__ = ("first", "width", "pitch", "count")
+
+    def __init__(self, first: int, width: int, pitch: int, count: int):
+        self.first = first
+        self.width = width
+        self.pitch = pitch
+        self.count = count
+
+    @property
+    def nbytes(self) -> int:
+        return self.width * self.count
+
+    @property
+    def end(self) -> int:
+        """One past the last byte of the last row."""
+        return self.first + (self.count - 1) * self.pitch + self.width
+
+    def starts(self):
+        """The rows' first bytes, as an int64 array (for consumers that need them one by one)."""
+        import numpy as np
+
+        return self.first + self.pitch * np.arange(self.count, dtype=np.int64)
+
+    def __repr__(self) -> str:
+        return f"ByteRows({self.count} x {self.width} B every {self.pitch} B from {self.first})"
+
+
 def strided(space, lo: int, row_bytes: int, pitch: int, rows: int) -> tuple:
     """The record of ``rows`` rows of ``row_bytes`` bytes every ``pitch`` bytes from ``lo``;
     a plain range when the rows touch or overlap each other (or there is one)."""
@@ -91,4 +124,4 @@ def from_indices(space, base: int, elem_bytes: int, idx) -> tuple:
     return tuple((space, int(a), int(b)) for a, b in zip(starts.tolist(), ends.tolist()))
 
 
-__all__ = ["from_indices", "nbytes", "overlaps", "ranges", "rows_of", "strided"]
+__all__ = ["ByteRows", "from_indices", "nbytes", "overlaps", "ranges", "rows_of", "strided"]

@@ -26,6 +26,8 @@ import math
 
 import numpy as np
 
+from ascsim.sim.access import ByteRows
+
 #: L2 line size in bytes: pypto's L2 model uses 512 B lines [S14]; GM requests are split into
 #: 128/256/512 B pieces and 512 B is the best-aligned size [S10, S17].
 LINE_BYTES = 512
@@ -63,11 +65,35 @@ class L2Cache:
         lo, hi = int(first.min()), min(int(last.max()), lines.size)
         if first.size == 1 or lo >= hi:
             return lines, slice(lo, hi)
-        # Union of the per-range line intervals: +1 at each start, -1 past each end.
-        marks = np.zeros(hi - lo + 1, dtype=np.int32)
-        np.add.at(marks, np.minimum(first - lo, hi - lo), 1)
-        np.add.at(marks, np.minimum(last - lo, hi - lo), -1)
+        # Union of the per-range line intervals: +1 at each start, -1 past each end (bincount
+        # sums repeated positions, as np.add.at would, at a fraction of its cost).
+        size = hi - lo + 1
+        marks = (np.bincount(np.minimum(first - lo, hi - lo), minlength=size)
+                 - np.bincount(np.minimum(last - lo, hi - lo), minlength=size))
         return lines, np.flatnonzero(np.cumsum(marks[:-1]) > 0) + lo
+
+    def _select_rows(self, buffer_id: int, rows: ByteRows):
+        """(line array, index of the touched lines) for constant-pitch rows, found from the
+        row geometry: a slice when the lines are every line of the hull or one line every
+        ``pitch`` bytes, else a small index array; the same lines :meth:`_select` finds."""
+        lines = self._lines(buffer_id)
+        first = rows.first // LINE_BYTES
+        per_row = (rows.first + rows.width - 1) // LINE_BYTES + 1 - first
+        hi = min((rows.end - 1) // LINE_BYTES + 1, lines.size)
+        if rows.count == 1 or rows.pitch - rows.width < LINE_BYTES:
+            # No gap between rows can hold a whole line: every line of the hull is touched.
+            return lines, slice(first, hi)
+        if rows.pitch % LINE_BYTES:
+            # Rows start at different offsets within their lines: take the general union.
+            starts = rows.starts()
+            return self._select(buffer_id, starts, starts + rows.width)
+        # Every row touches the same lines of its own stretch: per_row lines every step.
+        step = rows.pitch // LINE_BYTES
+        if per_row == 1:
+            return lines, slice(first, hi, step)
+        idx = (first + step * np.arange(rows.count))[:, None] + np.arange(per_row)
+        idx = idx.reshape(-1)
+        return lines, idx[idx < hi] if idx[-1] >= hi else idx
 
     def _admit(self, new_lines: int) -> bool:
         """Whether ``new_lines`` more lines fit in L2 (no replacement: see the module doc)."""
@@ -88,6 +114,16 @@ class L2Cache:
         starts, ends = np.asarray(starts), np.asarray(ends)
         nbytes = float((ends - starts).sum())
         lines, idx = self._select(buffer_id, starts, ends)
+        return self._read_lines(lines, idx, nbytes, t, hit_latency, miss_latency)
+
+    def read_rows(self, buffer_id: int, rows: ByteRows, t: float, hit_latency: float,
+                  miss_latency: float) -> tuple[float, float]:
+        """:meth:`read` of constant-pitch rows (one range per row)."""
+        lines, idx = self._select_rows(buffer_id, rows)
+        return self._read_lines(lines, idx, float(rows.nbytes), t, hit_latency, miss_latency)
+
+    def _read_lines(self, lines, idx, nbytes: float, t: float, hit_latency: float,
+                    miss_latency: float) -> tuple[float, float]:
         ready = lines[idx]
         if ready.size == 0:
             return float(hit_latency), 1.0
@@ -109,6 +145,14 @@ class L2Cache:
         starts, ends = np.asarray(starts), np.asarray(ends)
         nbytes = float((ends - starts).sum())
         lines, idx = self._select(buffer_id, starts, ends)
+        self._write_lines(lines, idx, nbytes, t)
+
+    def write_rows(self, buffer_id: int, rows: ByteRows, t: float) -> None:
+        """:meth:`write` of constant-pitch rows (one range per row)."""
+        lines, idx = self._select_rows(buffer_id, rows)
+        self._write_lines(lines, idx, float(rows.nbytes), t)
+
+    def _write_lines(self, lines, idx, nbytes: float, t: float) -> None:
         ready = lines[idx]
         new = int(np.isinf(ready).sum())
         if new and not self._admit(new):

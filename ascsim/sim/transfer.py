@@ -31,36 +31,92 @@ STARTUP_FIELD = {"MTE1": "mte1_startup_cycles", "MTE2": "mte2_startup_cycles",
                  "MTE3": "mte3_startup_cycles", "FIX": "fixpipe_startup_cycles"}
 
 
+class PathCost:
+    """What the cost of a transfer on one path of one kind of core depends on, read from the SoC
+    table once: the pipe, its start-up cycles, the per-core rate (capped by the L2 port when
+    one side is GM) and the timing constants of GM transfers."""
+
+    __slots__ = ("pipe", "startup", "rate", "burst_gap", "reads_gm", "touches_gm",
+                 "misaligned_factor", "l2_hit_latency", "read_latency", "write_latency")
+
+    def __init__(self, soc, core_kind: str, path: str):
+        timing = soc.timing
+        self.pipe = PATH_PIPE[path]
+        src, dst = path.split("->")
+        self.startup = getattr(timing, STARTUP_FIELD[self.pipe], 0) \
+            if self.pipe in STARTUP_FIELD else 0
+        self.reads_gm = src == "GM"
+        self.touches_gm = src == "GM" or dst == "GM"
+        bw = soc.core_bw("aic" if core_kind == "AIC" else "aiv")
+        self.rate = bw.for_path(path, l2_hit=True) if self.touches_gm else bw.for_path(path)
+        self.burst_gap = timing.burst_gap_cycles
+        self.misaligned_factor = timing.gm_misaligned_bw_factor
+        self.l2_hit_latency = timing.l2_hit_latency_cycles
+        self.read_latency = timing.gm_read_latency_cycles
+        self.write_latency = timing.gm_write_latency_cycles
+
+
+# (id(soc), core kind, path) -> (soc, PathCost). Keyed by id because hashing a SocSpec walks
+# all its fields; the stored soc guards against a reused id.
+_PATH_COSTS: dict = {}
+
+
+def path_cost(core, path: str) -> PathCost:
+    """The :class:`PathCost` of ``path`` on ``core``'s kind of core (cached per SoC)."""
+    soc = core.soc
+    key = (id(soc), core.kind, path)
+    entry = _PATH_COSTS.get(key)
+    if entry is None or entry[0] is not soc:
+        entry = _PATH_COSTS[key] = (soc, PathCost(soc, core.kind, path))
+    return entry[1]
+
+
 def transfer_cycles(core, path: str, nbytes: int, bursts: int = 1, gm=None) -> tuple[float, float]:
     """(busy, latency) cycles of moving ``nbytes`` along ``path`` in ``bursts`` bursts.
 
-    ``gm`` = ``(buffer_id, starts, ends)``: the GM byte ranges the transfer touches (offsets
-    within the buffer), for the L2 model. Without it a GM read is costed as a miss.
+    ``gm``: the GM bytes the transfer touches (offsets within the buffer), for the L2 model:
+    ``(buffer_id, starts, ends)`` with one range per burst, or ``(buffer_id, rows)`` with a
+    :class:`~ascsim.sim.access.ByteRows` of at least one row. Without it a GM read is costed
+    as a miss.
     """
-    soc = core.soc
-    timing = soc.timing
-    pipe = PATH_PIPE[path]
-    src, dst = path.split("->")
-    startup = getattr(timing, STARTUP_FIELD[pipe], 0) if pipe in STARTUP_FIELD else 0
-    bw = soc.core_bw("aic" if core.kind == "AIC" else "aiv")
-    if src != "GM" and dst != "GM":
-        return nbytes / bw.for_path(path) + startup + (bursts - 1) * timing.burst_gap_cycles, 0.0
-    rate = bw.for_path(path, l2_hit=True)
-    if gm is not None:
-        buffer_id, starts, ends = gm
-        starts, ends = np.asarray(starts), np.asarray(ends)
-        if starts.size and int(starts.flat[0]) % LINE_BYTES:
-            rate *= timing.gm_misaligned_bw_factor
-    busy = nbytes / rate + startup + (bursts - 1) * timing.burst_gap_cycles
+    cost = path_cost(core, path)
+    if not cost.touches_gm:
+        return nbytes / cost.rate + cost.startup + (bursts - 1) * cost.burst_gap, 0.0
+    first = _first_byte(gm)
+    rate = cost.rate
+    if first is not None and first % LINE_BYTES:
+        rate *= cost.misaligned_factor
+    busy = nbytes / rate + cost.startup + (bursts - 1) * cost.burst_gap
     cache = l2_of(core.launch)
-    t = max(core.pipe_free[pipe], core.scalar)
-    if src == "GM":
-        if gm is None or not starts.size:
+    t = max(core.pipe_free[cost.pipe], core.scalar)
+    if cost.reads_gm:
+        if first is None:
             cache.unknown_read(nbytes)
-            return busy, float(timing.gm_read_latency_cycles)
-        latency, _ = cache.read(buffer_id, starts, ends, t, timing.l2_hit_latency_cycles,
-                                timing.gm_read_latency_cycles)
-        return busy, latency
-    if gm is not None and starts.size:
-        cache.write(buffer_id, starts, ends, t + busy)
-    return busy, float(timing.gm_write_latency_cycles)
+            return busy, float(cost.read_latency)
+        return busy, _l2_read(cache, gm, t, cost)
+    if first is not None:
+        _l2_write(cache, gm, t + busy)
+    return busy, float(cost.write_latency)
+
+
+def _first_byte(gm) -> int | None:
+    """The first burst's first GM byte, or None when ``gm`` names no bytes."""
+    if gm is None:
+        return None
+    if len(gm) == 2:
+        return gm[1].first
+    starts = np.asarray(gm[1])
+    return int(starts.flat[0]) if starts.size else None
+
+
+def _l2_read(cache, gm, t: float, cost: PathCost) -> float:
+    if len(gm) == 2:
+        return cache.read_rows(gm[0], gm[1], t, cost.l2_hit_latency, cost.read_latency)[0]
+    return cache.read(gm[0], gm[1], gm[2], t, cost.l2_hit_latency, cost.read_latency)[0]
+
+
+def _l2_write(cache, gm, t: float) -> None:
+    if len(gm) == 2:
+        cache.write_rows(gm[0], gm[1], t)
+    else:
+        cache.write(gm[0], gm[1], gm[2], t)
