@@ -9,7 +9,6 @@ is a classic bug the checks report (use ``data_copy_pad`` for such lengths).
 from __future__ import annotations
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from ascsim.asc.basic._exec import BLOCK_BYTES, execute
 from ascsim.asc.context import current_core, user_location
@@ -22,7 +21,7 @@ from ascsim.asc.params import (
 )
 from ascsim.asc.tensor import GlobalTensor, LocalTensor, check_gm_range
 from ascsim.hw.spec import PATH_PIPE
-from ascsim.sim.access import strided
+from ascsim.sim.access import ByteRows, strided
 from ascsim.sim.errors import KernelError
 from ascsim.sim.transfer import transfer_cycles as _transfer_cycles
 
@@ -74,89 +73,104 @@ def _access(tensor, lo: int, hi: int) -> tuple:
     return (tensor.mem.key, tensor.addr + lo, tensor.addr + hi)
 
 
-def _block_accesses(tensor, blocks, side: int, lo: int, hi: int) -> tuple:
-    """Access records of a strided copy: one covering range when the blocks are contiguous on
-    this side, one strided record when they are equal rows at a constant pitch, else one per
-    block, so that cores writing interleaved rows of one tensor (side by side column blocks of
-    a matrix) are not mistaken for overlapping writers."""
-    covered = sum(b[2] for b in blocks)
-    if covered == hi - lo:
+class Bursts:
+    """The blocks one copy moves: ``count`` blocks of ``width`` bytes, block ``i`` read at byte
+    ``src + i * src_pitch`` of the source and written at ``dst + i * dst_pitch`` of the
+    destination (offsets from each tensor's start).
+
+    Every copy form moves equal blocks at constant pitches, and its validated parameters
+    (strides are gaps, never negative) keep blocks from overlapping on either side. So a copy
+    of 256 rows is described, copied, recorded and costed in O(1) Python work, not as a list of
+    256 tuples. A copy that moves nothing has ``count == width == 0``.
+    """
+
+    __slots__ = ("src", "dst", "width", "src_pitch", "dst_pitch", "count")
+
+    def __init__(self, src: int, dst: int, width: int, src_pitch: int, dst_pitch: int,
+                 count: int):
+        if width <= 0 or count <= 0:
+            width = count = 0
+        elif count > 1 and min(src_pitch, dst_pitch) < width:
+            raise ValueError(f"blocks of {width} B at pitches {src_pitch}/{dst_pitch} overlap")
+        self.src, self.dst, self.width = src, dst, width
+        self.src_pitch, self.dst_pitch, self.count = src_pitch, dst_pitch, count
+
+    @property
+    def nbytes(self) -> int:
+        return self.width * self.count
+
+    def side(self, index: int) -> tuple[int, int]:
+        """(first block's offset, pitch) on the source (``index`` 0) or destination (1)."""
+        return (self.src, self.src_pitch) if index == 0 else (self.dst, self.dst_pitch)
+
+    def hull(self, index: int) -> tuple[int, int]:
+        """The byte range [lo, hi) the blocks span on the source (0) or destination (1)."""
+        first, pitch = self.side(index)
+        return first, first + (self.count - 1) * pitch + self.width
+
+
+def _copy_bursts(dst_bytes: np.ndarray, src_bytes: np.ndarray, bursts: Bursts) -> None:
+    """Move the blocks between the raw byte spans of their hulls."""
+    width = bursts.width
+    if bursts.count == 1:
+        dst_bytes[:width] = src_bytes[:width]
+        return
+    # One (blocks x width) strided view on each side; the hulls end at the last block, so the
+    # views fit the spans exactly.
+    shape = (bursts.count, width)
+    np.ndarray(shape, np.uint8, dst_bytes, 0, (bursts.dst_pitch, 1))[...] = \
+        np.ndarray(shape, np.uint8, src_bytes, 0, (bursts.src_pitch, 1))
+
+
+def _block_accesses(tensor, bursts: Bursts, side: int, lo: int, hi: int) -> tuple:
+    """Access records of a copy on one side: one covering range when the blocks are contiguous
+    there, else one strided record, so that cores writing interleaved rows of one tensor (side
+    by side column blocks of a matrix) are not mistaken for overlapping writers."""
+    first, pitch = bursts.side(side)
+    if bursts.count == 1 or pitch == bursts.width:
         return (_access(tensor, lo, hi),)
-    first, width = blocks[0][side], blocks[0][2]
-    pitch = blocks[1][side] - first
-    if pitch > width and all(b[2] == width and b[side] == first + n * pitch
-                             for n, b in enumerate(blocks)):
-        space, start, _ = _access(tensor, first, first)
-        return (strided(space, start, width, pitch, len(blocks)),)
-    return tuple(_access(tensor, b[side], b[side] + b[2]) for b in blocks)
+    space, start, _ = _access(tensor, first, first)
+    return (strided(space, start, bursts.width, pitch, bursts.count),)
 
 
 def transfer_cycles(path: str, nbytes: int, bursts: int = 1, core=None,
                     gm=None) -> tuple[float, float]:
     """(busy, latency) cycles of moving ``nbytes`` along ``path`` in ``bursts`` bursts on
-    ``core`` (default: the calling core); ``gm`` = ``(buffer_id, starts, ends)`` names the GM
-    bytes touched, for the L2 model (see :mod:`ascsim.sim.transfer`)."""
+    ``core`` (default: the calling core); ``gm`` = ``(buffer_id, starts, ends)`` (or
+    ``(buffer_id, ByteRows)``) names the GM bytes touched, for the L2 model (see
+    :mod:`ascsim.sim.transfer`)."""
     return _transfer_cycles(core or current_core(), path, nbytes, bursts, gm)
 
 
-def gm_ranges(tensor, blocks, index: int):
-    """``(buffer_id, starts, ends)`` of the GM side of ``blocks`` (``index`` 0: source offsets,
-    1: destination offsets), or None when ``tensor`` is not in GM."""
-    if not isinstance(tensor, GlobalTensor) or not blocks:
+def gm_ranges(tensor, bursts: Bursts, index: int):
+    """``(buffer_id, ByteRows)`` of the GM side of ``bursts`` (``index`` 0: the source,
+    1: the destination), or None when ``tensor`` is not in GM or nothing moves."""
+    if not isinstance(tensor, GlobalTensor) or not bursts.count:
         return None
-    base = tensor.byte_offset
-    starts = np.fromiter((b[index] for b in blocks), dtype=np.int64, count=len(blocks)) + base
-    ends = starts + np.fromiter((b[2] for b in blocks), dtype=np.int64, count=len(blocks))
-    return tensor.buffer.id, starts, ends
+    first, pitch = bursts.side(index)
+    return tensor.buffer.id, ByteRows(tensor.byte_offset + first, bursts.width, pitch,
+                                      bursts.count)
 
 
-def _move(op: str, dst, src, path: str, pipe: str, blocks: list[tuple[int, int, int]], loc,
-          fill=None) -> None:
-    """Copy ``(src_offset, dst_offset, nbytes)`` byte blocks and issue the instruction.
-
-    Blocks of equal size at a constant pitch are moved with one fancy-indexed numpy copy.
-    """
-    total = sum(n for _, _, n in blocks)
-    if blocks:
-        s_lo = min(b[0] for b in blocks)
-        s_hi = max(b[0] + b[2] for b in blocks)
-        d_lo = min(b[1] for b in blocks)
-        d_hi = max(b[1] + b[2] for b in blocks)
+def _move(op: str, dst, src, path: str, pipe: str, bursts: Bursts, loc, fill=None) -> None:
+    """Copy the blocks of ``bursts`` from ``src`` to ``dst`` and issue the instruction."""
+    total = bursts.nbytes
+    if total:
+        s_lo, s_hi = bursts.hull(0)
+        d_lo, d_hi = bursts.hull(1)
         src_bytes = _bytes(src, s_lo, s_hi, loc)
         dst_bytes = _bytes(dst, d_lo, d_hi, loc)
-        if len(blocks) == 1:
-            s, d, n = blocks[0]
-            dst_bytes[d - d_lo: d - d_lo + n] = src_bytes[s - s_lo: s - s_lo + n]
-        else:
-            lens = np.array([b[2] for b in blocks])
-            s_starts = np.array([b[0] for b in blocks]) - s_lo
-            d_starts = np.array([b[1] for b in blocks]) - d_lo
-            s_pitch, d_pitch = np.diff(s_starts), np.diff(d_starts)
-            width = int(lens[0])
-            if ((lens == width).all() and (s_pitch == s_pitch[0]).all() and s_pitch[0] >= 0
-                    and (d_pitch == d_pitch[0]).all() and d_pitch[0] >= width):
-                # Constant pitches: one strided (bursts x width) view on each side.
-                shape = (len(blocks), width)
-                as_strided(dst_bytes[d_starts[0]:], shape, (int(d_pitch[0]), 1))[...] = \
-                    as_strided(src_bytes[s_starts[0]:], shape, (int(s_pitch[0]), 1))
-            elif (lens == lens[0]).all():
-                width = np.arange(lens[0])
-                s_idx = (np.array([b[0] for b in blocks]) - s_lo)[:, None] + width
-                d_idx = (np.array([b[1] for b in blocks]) - d_lo)[:, None] + width
-                dst_bytes[d_idx.reshape(-1)] = src_bytes[s_idx.reshape(-1)]
-            else:
-                for s, d, n in blocks:
-                    dst_bytes[d - d_lo: d - d_lo + n] = src_bytes[s - s_lo: s - s_lo + n]
-        reads = _block_accesses(src, blocks, 0, s_lo, s_hi)
-        writes = _block_accesses(dst, blocks, 1, d_lo, d_hi)
+        _copy_bursts(dst_bytes, src_bytes, bursts)
+        reads = _block_accesses(src, bursts, 0, s_lo, s_hi)
+        writes = _block_accesses(dst, bursts, 1, d_lo, d_hi)
     else:
         reads = writes = ()
     if fill is not None:
         fill()
     core = current_core()
     core.count_bytes(path, total)
-    gm = gm_ranges(src, blocks, 0) or gm_ranges(dst, blocks, 1)
-    busy, latency = transfer_cycles(path, total, max(1, len(blocks)), core, gm)
+    gm = gm_ranges(src, bursts, 0) or gm_ranges(dst, bursts, 1)
+    busy, latency = transfer_cycles(path, total, max(1, bursts.count), core, gm)
     local = tuple(t for t in (dst, src) if not isinstance(t, GlobalTensor))
     execute(pipe, op, busy, latency, loc, local, reads, writes, info=(path, total))
 
@@ -213,7 +227,7 @@ def data_copy(dst, src, *args, **kwargs) -> None:
             raise KernelError(f"data_copy: count {count} is negative", loc)
         _check_block_aligned("data_copy", nbytes, loc, f"count={count}")
         moved = nbytes // BLOCK_BYTES * BLOCK_BYTES
-        _move("data_copy", dst, src, path, pipe, [(0, 0, moved)] if moved else [], loc)
+        _move("data_copy", dst, src, path, pipe, Bursts(0, 0, moved, moved, moved, 1), loc)
         return
     if not isinstance(params, DataCopyParams):
         raise KernelError("data_copy needs a count or repeat_params=DataCopyParams(...), got "
@@ -222,8 +236,8 @@ def data_copy(dst, src, *args, **kwargs) -> None:
     n = int(params.block_len) * BLOCK_BYTES
     s_pitch = n + int(params.src_stride) * BLOCK_BYTES
     d_pitch = n + int(params.dst_stride) * BLOCK_BYTES
-    blocks = [(i * s_pitch, i * d_pitch, n) for i in range(int(params.block_count))] if n else []
-    _move("data_copy", dst, src, path, pipe, blocks, loc)
+    bursts = Bursts(0, 0, n, s_pitch, d_pitch, int(params.block_count))
+    _move("data_copy", dst, src, path, pipe, bursts, loc)
 
 
 def data_copy_pad(dst, src, params, pad_params=None, **kwargs) -> None:
@@ -251,11 +265,11 @@ def data_copy_pad(dst, src, params, pad_params=None, **kwargs) -> None:
         ub_block = -(-(n + (left + right) * size) // BLOCK_BYTES) * BLOCK_BYTES
         s_pitch = n + int(params.src_stride)
         d_pitch = ub_block + int(params.dst_stride) * BLOCK_BYTES
-        blocks = [(i * s_pitch, i * d_pitch + left * size, n) for i in range(params.block_count)]
+        bursts = Bursts(0, left * size, n, s_pitch, d_pitch, int(params.block_count))
     else:
         s_pitch = padded + int(params.src_stride) * BLOCK_BYTES
         d_pitch = n + int(params.dst_stride)
-        blocks = [(i * s_pitch, i * d_pitch, n) for i in range(params.block_count)]
+        bursts = Bursts(0, 0, n, s_pitch, d_pitch, int(params.block_count))
         d_pitch = None
     fill = None
     if d_pitch is not None and (left or right) and params.block_count:
@@ -268,4 +282,4 @@ def data_copy_pad(dst, src, params, pad_params=None, **kwargs) -> None:
         def fill():
             # Only up to the last pad element: the last row's trailing gap is not touched.
             dst.elements(0, int(where.max()) + 1, loc)[where] = value
-    _move("data_copy_pad", dst, src, path, pipe, blocks if n else [], loc, fill=fill)
+    _move("data_copy_pad", dst, src, path, pipe, bursts, loc, fill=fill)
