@@ -26,19 +26,37 @@ class ServerMode(BaseException):  # noqa: N818 - not an error: the core's user c
 
 
 class KernelStruct:
-    """A struct as a kernel sees it: a private copy whose integer fields are runtime ints."""
+    """A struct as a kernel sees it: a private copy whose integer fields are runtime ints.
 
-    __slots__ = ("_struct",)
+    Kernels read tiling fields on every step and rarely write them, so the copy is made at the
+    first write (until then the host's struct, which nothing changes during the launch, is
+    read), and each field's kernel value is made once and kept until the field is written.
+    """
+
+    __slots__ = ("_struct", "_private", "_values")
 
     def __init__(self, struct: Struct):
-        object.__setattr__(self, "_struct", struct.copy())
+        object.__setattr__(self, "_struct", struct)
+        object.__setattr__(self, "_private", False)
+        object.__setattr__(self, "_values", {})
 
     def __getattr__(self, name):
+        values = self._values
+        if name in values:
+            return values[name]
         value = getattr(self._struct, name)
-        return RuntimeInt(value) if isinstance(value, int) else value
+        if isinstance(value, int):
+            value = RuntimeInt(value)
+        values[name] = value
+        return value
 
     def __setattr__(self, name, value):
+        if not self._private:
+            object.__setattr__(self, "_struct", self._struct.copy())
+            object.__setattr__(self, "_private", True)
+            self._values.clear()  # the kept methods are bound to the host's struct
         setattr(self._struct, name, value)
+        self._values.pop(name, None)  # read back: the field's C type may have wrapped it
 
     def __repr__(self):
         return f"kernel view of {self._struct!r}"
