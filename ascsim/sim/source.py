@@ -17,7 +17,9 @@ _USER_CODE_DIRS = tuple(_PACKAGE_DIR + d + os.sep for d in ("ops", "examples"))
 
 Location = tuple[str, int]
 _cache: dict[str, bool] = {}
-# Per code object: whether it is ascsim-internal (saves the file-name test on every hop).
+# id(code object) -> (the code object, whether it is ascsim-internal): saves the file-name test
+# on every hop. Keyed by id because a code object's hash digests its whole contents (bytecode,
+# constants, names: microseconds per lookup); the stored object guards against a reused id.
 _code_cache: dict = {}
 
 
@@ -35,10 +37,10 @@ def user_location(skip: int = 1) -> Location:
     codes = _code_cache
     while frame is not None:
         code = frame.f_code
-        internal = codes.get(code)
-        if internal is None:
-            internal = codes[code] = _is_internal(code.co_filename)
-        if not internal:
+        entry = codes.get(id(code))
+        if entry is None or entry[0] is not code:
+            entry = codes[id(code)] = (code, _is_internal(code.co_filename))
+        if not entry[1]:
             break
         frame = frame.f_back
     if frame is None:
