@@ -28,11 +28,17 @@ from ascsim.asc.params import BinaryRepeatParams, UnaryRepeatParams
 from ascsim.sim.errors import KernelError
 
 _LOW_PRECISION = frozenset({"float16", "bfloat16"})
+# numpy dtype -> whether it is widened; ``dtype.name`` is computed in Python on every access.
+_WIDENED: dict = {}
 
 
 def compute_dtype(arr: np.ndarray) -> np.ndarray:
     """Operands as the datapath sees them: fp16/bf16 widened to fp32."""
-    return arr.astype(np.float32) if arr.dtype.name in _LOW_PRECISION else arr
+    dtype = arr.dtype
+    widen = _WIDENED.get(dtype)
+    if widen is None:
+        widen = _WIDENED[dtype] = dtype.name in _LOW_PRECISION
+    return arr.astype(np.float32) if widen else arr
 
 
 def _relu(x):

@@ -28,6 +28,11 @@ class UninitCheck:
         self.launch = launch
         self.describe_space = describe_space
         self.masks: dict = {}
+        # Records whose bytes are all written: found so by a read, or marked by a write. Bytes
+        # never become unwritten again, so a kernel reading and writing the same tiles every
+        # iteration has each tile checked and marked once, not every time.
+        self.written: set = set()
+        self.padded_done: set = set()  # data_copy_pad write records already marked
 
     def _mask(self, core, space):
         mask = self.masks.get(space)
@@ -43,22 +48,28 @@ class UninitCheck:
     def on_instr(self, core, instr) -> None:
         for record in instr.reads:
             space, lo, hi = record[0], record[1], record[2]
-            if space[0] == "GM" or hi <= lo:
+            if space[0] == "GM" or hi <= lo or record in self.written:
                 continue
             mask = self._mask(core, space)
             if mask is not None:
                 window = _window(mask, record, lo, hi)
-                if not window.all():
+                if window.all():
+                    self.written.add(record)
+                else:
                     self._report(core, instr, space, lo, hi, window, record)
         padded = instr.op in PADDED_WRITES
         for record in instr.writes:
             space, lo, hi = record[0], record[1], record[2]
-            if space[0] == "GM" or hi <= lo:
+            if space[0] == "GM" or hi <= lo or record in (self.padded_done if padded
+                                                         else self.written):
                 continue
             mask = self._mask(core, space)
             if mask is not None:
                 for done in (_padded(record) if padded else (record,)):
                     _window(mask, done, done[1], done[2])[...] = True
+                self.written.add(record)
+                if padded:
+                    self.padded_done.add(record)
 
     def _report(self, core, instr, space, lo, hi, window: np.ndarray, record) -> None:
         # A strided record's window is (rows x row_bytes): map its flat index back to a byte.
