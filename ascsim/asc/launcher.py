@@ -35,10 +35,11 @@ class KernelStruct:
 
     __slots__ = ("_struct", "_private", "_values")
 
-    def __init__(self, struct: Struct):
+    def __init__(self, struct: Struct, values: dict | None = None):
+        """``values``: a field cache shared by the views of one host struct (until they write)."""
         object.__setattr__(self, "_struct", struct)
         object.__setattr__(self, "_private", False)
-        object.__setattr__(self, "_values", {})
+        object.__setattr__(self, "_values", {} if values is None else values)
 
     def __getattr__(self, name):
         values = self._values
@@ -54,7 +55,8 @@ class KernelStruct:
         if not self._private:
             object.__setattr__(self, "_struct", self._struct.copy())
             object.__setattr__(self, "_private", True)
-            self._values.clear()  # the kept methods are bound to the host's struct
+            # Its own cache: the shared one holds the host's values and methods.
+            object.__setattr__(self, "_values", {})
         setattr(self._struct, name, value)
         self._values.pop(name, None)  # read back: the field's C type may have wrapped it
 
@@ -66,7 +68,11 @@ def _is_torch_tensor(value) -> bool:
     return type(value).__module__.startswith("torch") and hasattr(value, "data_ptr")
 
 
-def _torch_bytes(tensor) -> np.ndarray:
+def _torch_bytes(tensor) -> tuple[np.ndarray, bool]:
+    """The tensor's bytes for GM, and whether they are a writable view of the tensor's own
+    memory that results may be copied straight back into (see :meth:`HostArgument.copy_back`).
+    Not for bool tensors (their bytes are normalised to 0/1 on the way back) nor for tensors
+    requiring grad (writing into them in place is an error the torch path reports)."""
     import torch
 
     if tensor.device.type != "cpu":
@@ -75,26 +81,20 @@ def _torch_bytes(tensor) -> np.ndarray:
     flat = tensor.detach().contiguous().reshape(-1)
     if flat.dtype == torch.bool:
         flat = flat.to(torch.uint8)
+    if not flat.numel():
+        return np.zeros(0, np.uint8), False
+    # Same first byte: contiguous() made no copy (a copy would be a new allocation).
+    own = flat.data_ptr() == tensor.data_ptr() and tensor.dtype != torch.bool \
+        and not tensor.requires_grad
     # No copy here: GM takes the bytes at its first use (GmBuffer.data), during this launch.
-    return flat.view(torch.uint8).numpy() if flat.numel() else np.zeros(0, np.uint8)
+    return flat.view(torch.uint8).numpy(), own
 
 
-def _aliases_host(value, raw: np.ndarray) -> bool:
-    """Whether ``raw`` (the bytes handed to GM) is a writable view of ``value``'s own memory,
-    so that writing into it is the same as the copy back into ``value``. Not for bool tensors
-    (their bytes are normalised to 0/1 on the way back) nor for tensors requiring grad (an
-    in-place write into them is an error the torch path reports)."""
-    if raw.size == 0 or not raw.flags.writeable:
-        return False
-    if _is_torch_tensor(value):
-        import torch
-
-        return (value.dtype != torch.bool and not value.requires_grad
-                and value.is_contiguous() and raw.ctypes.data == value.data_ptr())
-    if isinstance(value, np.ndarray):
-        return (value.flags.writeable and value.flags.c_contiguous
-                and raw.ctypes.data == value.ctypes.data and raw.nbytes == value.nbytes)
-    return False
+def _numpy_bytes(array: np.ndarray) -> tuple[np.ndarray, bool]:
+    """The array's bytes for GM, and whether they are a writable view of its own memory."""
+    contiguous = np.ascontiguousarray(array)
+    raw = contiguous.reshape(-1).view(np.uint8)
+    return raw, contiguous is array and array.flags.writeable and raw.size > 0
 
 
 class HostArgument:
@@ -104,18 +104,18 @@ class HostArgument:
         self.value = value
         if _is_torch_tensor(value):
             self.dtype = dtypes.from_torch(value.dtype)
-            raw = _torch_bytes(value)
+            raw, own = _torch_bytes(value)
         elif isinstance(value, np.ndarray):
             self.dtype = dtypes.from_numpy(value.dtype)
-            raw = np.ascontiguousarray(value).reshape(-1).view(np.uint8)
+            raw, own = _numpy_bytes(value)
         else:  # bytes / bytearray
             self.dtype = dtypes.uint8
-            raw = np.frombuffer(bytes(value), dtype=np.uint8)
+            raw, own = np.frombuffer(bytes(value), dtype=np.uint8), False
         self.buffer = memory.from_array(raw, name)
         # The host's own bytes when ``raw`` is a view of them: the copy back is then one plain
         # byte copy. (torch's copy_ splits a copy over its thread pool, which on a busy host
         # waits for descheduled threads: milliseconds for a few hundred kilobytes.)
-        self._host_bytes = raw if _aliases_host(value, raw) else None
+        self._host_bytes = raw if own else None
 
     def address(self) -> GlobalAddress:
         return GlobalAddress(self.buffer, 0, self.dtype)
@@ -193,10 +193,13 @@ def run_launch(name: str, body, args: dict, constexpr: set, block_num: int, kind
     launch.observers.extend(o for o in (f(launch) for f in SESSION.observer_factories)
                             if o is not None)
 
+    # The cores' views of a struct share their field values until one of them writes.
+    struct_values: dict = {pname: {} for pname in structs}
+
     def per_core(core):
         kw = dict(converted)
         for pname, struct in structs.items():
-            kw[pname] = KernelStruct(struct)
+            kw[pname] = KernelStruct(struct, struct_values[pname])
         try:
             body(**kw)
         except ServerMode:
