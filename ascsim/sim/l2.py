@@ -128,7 +128,7 @@ class L2Cache:
         if ready.size == 0:
             return float(hit_latency), 1.0
         missing = np.isinf(ready)
-        misses = int(missing.sum())
+        misses = int(np.count_nonzero(missing))
         hit_fraction = 1.0 - misses / ready.size
         self.hit_bytes += nbytes * hit_fraction
         self.miss_bytes += nbytes - nbytes * hit_fraction
@@ -154,7 +154,7 @@ class L2Cache:
 
     def _write_lines(self, lines, idx, nbytes: float, t: float) -> None:
         ready = lines[idx]
-        new = int(np.isinf(ready).sum())
+        new = int(np.count_nonzero(np.isinf(ready)))
         if new and not self._admit(new):
             self.spill_bytes += nbytes * new / ready.size
             return

@@ -21,6 +21,12 @@ _cache: dict[str, bool] = {}
 # on every hop. Keyed by id because a code object's hash digests its whole contents (bytecode,
 # constants, names: microseconds per lookup); the stored object guards against a reused id.
 _code_cache: dict = {}
+# (id(code object), instruction offset) -> (the code object, line): ``f_lineno`` decodes the
+# code's line table from its start on every access, microseconds in a long kernel function.
+_line_cache: dict = {}
+#: Entries either cache may hold before it is emptied: kernels compiled per launch bring new
+#: code objects, which the caches would otherwise keep alive forever.
+CACHE_LIMIT = 100_000
 
 
 def _is_internal(filename: str) -> bool:
@@ -39,13 +45,26 @@ def user_location(skip: int = 1) -> Location:
         code = frame.f_code
         entry = codes.get(id(code))
         if entry is None or entry[0] is not code:
+            if len(codes) >= CACHE_LIMIT:
+                codes.clear()
             entry = codes[id(code)] = (code, _is_internal(code.co_filename))
         if not entry[1]:
             break
         frame = frame.f_back
     if frame is None:
         return ("<unknown>", 0)
-    return (frame.f_code.co_filename, frame.f_lineno)
+    return (code.co_filename, _line(frame, code))
+
+
+def _line(frame, code) -> int:
+    """The frame's current line, from the cache of (code, instruction offset) -> line."""
+    key = (id(code), frame.f_lasti)
+    entry = _line_cache.get(key)
+    if entry is None or entry[0] is not code:
+        if len(_line_cache) >= CACHE_LIMIT:
+            _line_cache.clear()
+        entry = _line_cache[key] = (code, frame.f_lineno)
+    return entry[1]
 
 
 def format_location(loc: Location | None) -> str:
