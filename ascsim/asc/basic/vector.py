@@ -201,7 +201,9 @@ def elementwise(name: str, cost_op: str, fn, dst, srcs, scalars, form: _Form, lo
     if out_fn is not None:
         out_fn(dst_view, dst_index, result)
     else:
-        dst_view[dst_index] = np.asarray(result).astype(dst.dtype.np_dtype)
+        # No intermediate copy when the result already has the destination's type: the
+        # assignment copies (numpy buffers it when the result overlaps the destination).
+        dst_view[dst_index] = np.asarray(result).astype(dst.dtype.np_dtype, copy=False)
     busy, latency = vector_cycles(cost_op, (srcs[0] if srcs else dst).dtype.name, repeats)
     execute("V", name, busy, latency, loc, (dst, *srcs), tuple(reads), tuple(writes))
 
