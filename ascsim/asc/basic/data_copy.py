@@ -37,20 +37,35 @@ def _space(tensor) -> str:
     return tensor.mem.name
 
 
+# (id(soc), source space, destination space) -> (soc, path, pipe) of the paths that exist.
+# Keyed by id because hashing a SocSpec walks all its fields; the stored soc guards the id.
+_PATHS: dict = {}
+
+
 def resolve_path(dst, src, loc) -> tuple[str, str]:
     """(path name, pipe) of a copy from ``src`` to ``dst``, or a clear error."""
-    path = f"{_space(src)}->{_space(dst)}"
-    soc = current_core().soc
-    if path not in PATH_PIPE or not soc.has_path(path):
-        raise KernelError(f"there is no {path} data path on {soc.name}", loc)
-    me = current_core().core_id
-    if path != "L0C->UB" and any(getattr(t.mem, "core_id", me) != me for t in (dst, src)
-                                 if isinstance(t, LocalTensor)):
+    core = current_core()
+    soc = core.soc
+    key = (id(soc), _space(src), _space(dst))
+    entry = _PATHS.get(key)
+    if entry is None or entry[0] is not soc:
+        path = f"{key[1]}->{key[2]}"
+        if path not in PATH_PIPE or not soc.has_path(path):
+            raise KernelError(f"there is no {path} data path on {soc.name}", loc)
+        entry = _PATHS[key] = (soc, path, PATH_PIPE[path])
+    _, path, pipe = entry
+    me = core.core_id
+    if path != "L0C->UB" and (_foreign(dst, me) or _foreign(src, me)):
         # An AIC names its AIVs' UB only as a FixPipe destination (ascend-hw §2.4).
-        raise KernelError(f"{path}: the {current_core().kind} cannot reach another core's "
+        raise KernelError(f"{path}: the {core.kind} cannot reach another core's "
                           "local memory (an AIC writes its AIVs' UB only by FixPipe L0C->UB)",
                           loc)
-    return path, PATH_PIPE[path]
+    return path, pipe
+
+
+def _foreign(tensor, core_id: int) -> bool:
+    """Whether ``tensor`` lives in another core's local memory."""
+    return isinstance(tensor, LocalTensor) and getattr(tensor.mem, "core_id", core_id) != core_id
 
 
 def _bytes(tensor, lo: int, hi: int, loc) -> np.ndarray:
