@@ -134,8 +134,12 @@ class L2Cache:
         self.miss_bytes += nbytes - nbytes * hit_fraction
         if misses:
             if self._admit(misses):
-                ready[missing] = t + miss_latency
-                lines[idx] = ready
+                if misses == ready.size:  # all new (streaming input): no mask needed
+                    ready.fill(t + miss_latency)
+                else:
+                    ready[missing] = t + miss_latency
+                if type(idx) is not slice:  # an index array gave a copy (a slice, a view)
+                    lines[idx] = ready
             return float(miss_latency), hit_fraction
         # Every line is in L2 or on its way for an earlier request: wait for the last one.
         return float(max(hit_latency, float(ready.max()) - t)), 1.0
@@ -159,7 +163,10 @@ class L2Cache:
             self.spill_bytes += nbytes * new / ready.size
             return
         self.write_bytes += nbytes
-        lines[idx] = np.minimum(ready, t)
+        if type(idx) is slice:  # ``ready`` is a view of the lines: update it in place
+            np.minimum(ready, t, out=ready)
+        else:
+            lines[idx] = np.minimum(ready, t)
 
     def unknown_read(self, nbytes: float) -> None:
         """A read whose GM addresses the caller did not give: counted as HBM traffic."""
