@@ -8,11 +8,8 @@ time share the chip's GM bandwidth.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-
-from threadpoolctl import ThreadpoolController
 
 from ascsim.hw import SocSpec
 from ascsim.sim.core import PIPES, Core
@@ -21,14 +18,9 @@ from ascsim.sim.memory import DeviceMemory
 from ascsim.sim.profile import build_profile
 from ascsim.sim.report import CoreReport, KernelReport
 from ascsim.sim.scheduler import Scheduler
+from ascsim.sim.threads import launch_threads
 
 KERNEL_KINDS = ("AIV_ONLY", "AIC_ONLY", "MIX")
-
-
-@functools.cache
-def _blas_controller() -> ThreadpoolController:
-    """The process's BLAS thread pools, found once (the search costs about a millisecond)."""
-    return ThreadpoolController()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -88,10 +80,7 @@ class Launch:
         return per_kind[self.kind]
 
     def run(self, body: Callable[[Core], None]) -> KernelReport:
-        # The cube's arithmetic is many small matrix products, one per instruction; a
-        # multi-threaded BLAS spends more time waking its threads than multiplying, and its
-        # spinning threads compete with the simulator for the cores. One thread is faster.
-        with _blas_controller().limit(limits=1, user_api="blas"):
+        with launch_threads():  # see ascsim.sim.threads for why
             return self._run(body)
 
     def _run(self, body: Callable[[Core], None]) -> KernelReport:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ascsim.sim.threads import wide
+
 ROUND_MODES = ("none", "rint", "floor", "ceil", "round", "trunc", "odd")
 
 _UINT_OF_SIZE = {2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -135,7 +137,8 @@ def cube_matmul(a: np.ndarray, b: np.ndarray, initial: np.ndarray | None = None)
     """
     a32 = torch.from_numpy(np.ascontiguousarray(a, dtype=np.float32))
     b32 = torch.from_numpy(np.ascontiguousarray(b, dtype=np.float32))
-    out = torch.matmul(a32, b32).numpy()
+    with wide(a.shape[0] * a.shape[1] * b.shape[1]):
+        out = torch.matmul(a32, b32).numpy()
     if initial is not None:
         with np.errstate(all="ignore"):
             out += initial.astype(np.float32, copy=False)

@@ -1,0 +1,66 @@
+"""How many host threads the simulator's arithmetic may use.
+
+A launch runs with one BLAS thread and one PyTorch thread (:func:`launch_threads`): most of its
+arithmetic is small — one vector instruction, one Mmad of a K block — and a thread pool spends
+more time waking and spinning than computing, while its spinning threads take the cores the
+simulator's own thread needs. The exception is a product big enough to keep several threads
+busy (a Matmul's whole region, tens of millions of multiply-adds): :func:`wide` lends it the
+threads the process had before the launch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Iterator
+
+import torch
+from threadpoolctl import ThreadpoolController
+
+#: Multiply-adds from which a product is worth the process's full PyTorch thread pool.
+WIDE_PRODUCT_MACS = 1 << 25
+
+#: The PyTorch thread count outside the running launch (None: no launch is running). One
+#: process-wide value, like the thread count itself: a launch's cores run in several threads.
+_host_threads: int | None = None
+
+
+@functools.cache
+def _blas_controller() -> ThreadpoolController:
+    """The process's BLAS thread pools, found once (the search costs about a millisecond)."""
+    return ThreadpoolController()
+
+
+def _set_torch_threads(n: int) -> None:
+    if torch.get_num_threads() != n:
+        torch.set_num_threads(n)
+
+
+@contextlib.contextmanager
+def launch_threads() -> Iterator[None]:
+    """One BLAS thread and one PyTorch thread for the block; the caller's counts afterwards."""
+    global _host_threads
+    before, outer = torch.get_num_threads(), _host_threads
+    _host_threads = before if outer is None else outer
+    try:
+        with _blas_controller().limit(limits=1, user_api="blas"):
+            _set_torch_threads(1)
+            yield
+    finally:
+        _set_torch_threads(before)
+        _host_threads = outer
+
+
+@contextlib.contextmanager
+def wide(macs: int) -> Iterator[None]:
+    """The host's PyTorch threads for a product of ``macs`` multiply-adds, if it is big enough
+    and a launch is running; otherwise nothing changes."""
+    threads = _host_threads
+    if threads is None or threads <= 1 or macs < WIDE_PRODUCT_MACS:
+        yield
+        return
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(1)
