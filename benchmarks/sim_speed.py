@@ -3,7 +3,8 @@
 Cases: the 8×2048 fp32 vector add (the TQue example), SwiGLU at (2, 1024, 1024) fp32 and the
 fused 1024×256×640 matmul + LeakyReLU (fp16 in, fp32 out; MIX kernel). The ratio
 "simulated / reference" is what to track: it does not depend on the host machine as much as
-absolute times do. Each time is the median of a few repeats. Then every kernel launched by each
+absolute times do. Simulation and reference are timed in alternating rounds (see ``measure``)
+and each reported time is a median over the rounds. Then every kernel launched by each
 example's ``run()`` is timed on its own (target: each under 1 s).
 
     .venv/bin/python benchmarks/sim_speed.py            # full sizes
@@ -32,7 +33,8 @@ SOC = "Ascend910B1"
 # The module (``ascsim.asc.jit`` the attribute is the decorator): launches go through its
 # ``run_launch``, which timed_launches wraps.
 jit_module = importlib.import_module("ascsim.asc.jit")
-REPEATS = 3
+REPEATS = 7
+REF_REPEATS = 5  # reference runs per round: it is short, and noisier than the simulation
 
 
 @dataclass(frozen=True)
@@ -44,13 +46,10 @@ class SpeedCase:
     reference: Callable[[], object]
 
 
-def _median_seconds(fn: Callable[[], object], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def _seconds(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
 
 
 def add_case(length: int) -> SpeedCase:
@@ -141,12 +140,18 @@ QUICK_EXAMPLE_ARGS = {
 
 
 def measure(case: SpeedCase, repeats: int) -> tuple[float, float]:
-    """(simulated seconds, numpy seconds), medians; the simulated run is warmed up once."""
+    """(simulated seconds, reference seconds), medians of ``repeats`` rounds; each round times
+    one simulation and then the reference a few times (their median), so both see the same
+    machine. Both are warmed up once. (This 2-core host's second core comes and goes: torch's
+    two-thread product varies 3x from one second to the next, so times taken apart mislead.)"""
     case.simulate()
-    sim = _median_seconds(case.simulate, repeats)
-    ref = _median_seconds(case.reference, max(repeats, 5))
+    case.reference()
+    sims, refs = [], []
+    for _ in range(repeats):
+        sims.append(_seconds(case.simulate))
+        refs.append(statistics.median(_seconds(case.reference) for _ in range(REF_REPEATS)))
     SESSION.clear()  # the reports of repeated launches are not needed
-    return sim, ref
+    return statistics.median(sims), statistics.median(refs)
 
 
 def main(argv: list[str] | None = None) -> int:
