@@ -33,7 +33,7 @@ from ascsim.asc.enums import CubeFormat, IterateOrder, TPosition
 from ascsim.asc.launcher import ServerMode
 from ascsim.asc.tensor import GlobalTensor, LocalTensor
 from ascsim.asc.values import GlobalAddress, RuntimeInt
-from ascsim.sim.access import strided
+from ascsim.sim.access import ByteRows, strided
 from ascsim.sim.errors import KernelError
 from ascsim.sim.numerics import cube_matmul
 
@@ -389,15 +389,14 @@ class Matmul:
         src = self._a if op == "a" else self._b
         gm = self._slab_rows(op, first * base, rows, k_lo, k_len)
         busy, latency = transfer_cycles("GM->L1", nbytes, bursts, core=aic, gm=gm)
-        if gm is None or not gm[1].size:
+        if gm is None:
             reads = ((("GM", src.buffer.id), src.byte_offset, src.byte_offset + nbytes),)
         else:
             # The slab's rows at their pitch: cores reading side by side column slabs of B
             # (or row slabs of a transposed A) are then one pattern, not overlapping hulls.
-            starts = gm[1]
-            pitch = int(starts[1] - starts[0]) if starts.size > 1 else 0
-            reads = (strided(("GM", src.buffer.id), int(starts[0]), int(gm[2][0] - starts[0]),
-                             pitch, int(starts.size)),)
+            slab = gm[1]
+            reads = (strided(("GM", src.buffer.id), slab.first, slab.width,
+                             slab.pitch if slab.count > 1 else 0, slab.count),)
         instr = aic.issue("MTE2", f"matmul_load_{op}", busy, latency, loc, reads=reads,
                           info=("GM->L1", nbytes))
         aic.count_bytes("GM->L1", nbytes)
@@ -405,9 +404,9 @@ class Matmul:
         return instr.done
 
     def _slab_rows(self, op: str, first: int, count: int, k_lo: int, k_len: int):
-        """``(buffer id, starts, ends)`` of the GM bytes of operand ``op``'s slab (``count``
-        rows of A or columns of B from ``first``, K from ``k_lo``), for the L2 model; None for
-        NZ operands, whose fractal runs are costed without addresses."""
+        """``(buffer id, ByteRows)`` of the GM bytes of operand ``op``'s slab (``count`` rows
+        of A or columns of B from ``first``, K from ``k_lo``), for the L2 model; None for NZ
+        operands, whose fractal runs are costed without addresses, and for empty slabs."""
         mtype = self.a_type if op == "a" else self.b_type
         if mtype.format == CubeFormat.NZ:
             return None
@@ -422,10 +421,11 @@ class Matmul:
             t = self._b
         if trans:  # stored transposed: a stored row is a logical column
             rows, cols, pitch = cols, rows, pitch_t
+        if rows[1] <= 0 or cols[1] <= 0:
+            return None
         size = mtype.dtype.sizeof()
-        stored = np.arange(rows[0], rows[0] + rows[1], dtype=np.int64)
-        starts = t.byte_offset + (stored * pitch + cols[0]) * size
-        return t.buffer.id, starts, starts + cols[1] * size
+        return t.buffer.id, ByteRows(t.byte_offset + (rows[0] * pitch + cols[0]) * size,
+                                     cols[1] * size, pitch * size, rows[1])
 
     def _charge_block(self, aic, mi: int, ni: int, arrival: float, loc) -> float:
         """Charge the AIC for computing block (mi, ni) into L0C; returns when it is done."""
