@@ -106,62 +106,72 @@ class RaceCheck:
         self.maps: dict = {}
 
     def on_instr(self, core, instr, pipe: int, count: int) -> None:
+        reads, writes = instr.reads, instr.writes
+        if not reads and not writes:
+            return
         clocks = self.clocks_of(core.core_id)
-        key = clocks.base + pipe
-        epoch = (key, count, instr)
-        atomic = bool(instr.info and isinstance(instr.info, dict) and instr.info.get("atomic"))
-        for record in instr.reads:
+        epoch = (clocks.base + pipe, count, instr)
+        info = instr.info
+        atomic = bool(info and isinstance(info, dict) and info.get("atomic"))
+        for record in reads:
             if record[2] > record[1]:
                 self._access(record, False, False, epoch, clocks, pipe)
-        for record in instr.writes:
+        for record in writes:
             if record[2] > record[1]:
                 self._access(record, True, atomic, epoch, clocks, pipe)
 
     def _access(self, record, write, atomic, epoch, clocks, pipe) -> None:
-        space, lo, hi = record[0], record[1], record[2]
+        space = record[0]
         amap = self.maps.get(space)
         if amap is None:
             amap = self.maps[space] = AccessMap()
-        key = epoch[0]
+        # The pipe's clock is one dict for the whole launch (joins update it in place), so it
+        # stays current across the resolution below.
         vc = clocks.current(pipe)
         if len(record) == 3:
-            rows = None
-            conflicts = self._check_range(amap, lo, hi, write, atomic, key, vc, None)
+            self._access_range(amap, record, write, atomic, epoch, clocks, pipe, vc)
         else:
-            row, pitch = record[3], record[4]
-            n = (hi - lo - row) // pitch + 1
-            base = amap.frame(lo, hi, row, pitch)
-            rows = None if base is not None else [(lo + r * pitch, lo + r * pitch + row)
-                                                  for r in range(n)]
-            if rows is None:
-                conflicts = self._check_strided(amap, lo, row, pitch, n, base, write, atomic,
-                                                key, vc)
-            else:  # under a pattern of another pitch: row by row
-                conflicts = None
-                for a, b in rows:
-                    conflicts = self._check_range(amap, a, b, write, atomic, key, vc,
-                                                  conflicts)
+            self._access_strided(amap, record, write, atomic, epoch, clocks, pipe, vc)
+
+    def _access_range(self, amap, record, write, atomic, epoch, clocks, pipe, vc) -> None:
+        """A plain byte range: one split of the map serves both the check and the record
+        (reporting and auto-sync joins do not touch the map)."""
+        key = epoch[0]
+        i, j = amap.span(record[1], record[2])
+        conflicts = self._check_segments(amap, i, j, write, atomic, key, vc, None)
         if conflicts:
-            self._resolve(conflicts, epoch, write, space, clocks, pipe)
-        vc = clocks.current(pipe)
+            self._resolve(conflicts, epoch, write, record[0], clocks, pipe)
+        if write:  # everything the write did not race with is ordered before it
+            del amap.starts[i + 1:j]
+            amap.states[i:j] = [((key, epoch[1], epoch[2], atomic), ())]
+            amap.coalesce(i, i + 1)
+        else:
+            self._record_segments(amap, i, j, _read_change(key, epoch, vc))
+
+    def _access_strided(self, amap, record, write, atomic, epoch, clocks, pipe, vc) -> None:
+        key = epoch[0]
+        lo, hi, row, pitch = record[1], record[2], record[3], record[4]
+        n = (hi - lo - row) // pitch + 1
+        base = amap.frame(lo, hi, row, pitch)
+        rows = None if base is not None else [(lo + r * pitch, lo + r * pitch + row)
+                                              for r in range(n)]
+        if rows is None:
+            conflicts = self._check_strided(amap, lo, row, pitch, n, base, write, atomic,
+                                            key, vc)
+        else:  # under a pattern of another pitch: row by row
+            conflicts = None
+            for a, b in rows:
+                conflicts = self._check_range(amap, a, b, write, atomic, key, vc, conflicts)
+        if conflicts:
+            self._resolve(conflicts, epoch, write, record[0], clocks, pipe)
         if write:
             new = ((key, epoch[1], epoch[2], atomic), ())
 
             def change(old):
                 return new
         else:
-            fresh = (key, epoch[1], epoch[2])
-            done: dict = {}
-
-            def change(old):
-                out = done.get(id(old))
-                if out is None:
-                    kept = tuple(r for r in old[1] if r[0] != key and vc.get(r[0], 0) < r[1])
-                    out = done[id(old)] = (old[0], kept + (fresh,))
-                return out
-        if len(record) == 3:
-            self._record_range(amap, lo, hi, write, change)
-        elif rows is None:
+            change = _read_change(key, epoch, vc)
+        if rows is None:
             self._record_strided(amap, lo, row, pitch, n, base, change)
         else:
             for a, b in rows:
@@ -182,6 +192,10 @@ class RaceCheck:
 
     def _check_range(self, amap, lo, hi, write, atomic, key, vc, conflicts):
         i, j = amap.span(lo, hi)
+        return self._check_segments(amap, i, j, write, atomic, key, vc, conflicts)
+
+    def _check_segments(self, amap, i, j, write, atomic, key, vc, conflicts):
+        """The conflicts with the summaries of map segments ``[i, j)``."""
         starts, states = amap.starts, amap.states
         for k in range(i, j):
             state = states[k]
@@ -232,12 +246,17 @@ class RaceCheck:
     @staticmethod
     def _record_range(amap, lo, hi, write, change) -> None:
         i, j = amap.span(lo, hi)
-        states = amap.states
         if write:  # everything the write did not race with is ordered before it
             del amap.starts[i + 1:j]
-            states[i:j] = [change(None)]
+            amap.states[i:j] = [change(None)]
             amap.coalesce(i, i + 1)
             return
+        RaceCheck._record_segments(amap, i, j, change)
+
+    @staticmethod
+    def _record_segments(amap, i, j, change) -> None:
+        """``change`` applied to the summaries of map segments ``[i, j)`` (a read)."""
+        states = amap.states
         done: dict = {}
         for k in range(i, j):
             old = states[k]
@@ -303,6 +322,23 @@ class RaceCheck:
             "cross_core_wait_flag before the consumer reads (or sync_all)",
             core=me, buffer=self.describe_space(space), start=lo, stop=hi,
             other_core=other_core)
+
+
+def _read_change(key, epoch, vc):
+    """How a read by ``epoch`` changes a summary: it joins the reads, dropping those of the
+    same pipe or ordered before it (memoised per summary object: shared summaries stay
+    shared)."""
+    fresh = (key, epoch[1], epoch[2])
+    done: dict = {}
+
+    def change(old):
+        out = done.get(id(old))
+        if out is None:
+            kept = tuple(r for r in old[1] if r[0] != key and vc.get(r[0], 0) < r[1])
+            out = done[id(old)] = (old[0], kept + (fresh,))
+        return out
+
+    return change
 
 
 def _note(conflicts, other, kind, lo, hi):
