@@ -63,16 +63,19 @@ class QueueCheck:
             entries.insert(k, (slot.addr + slot.nbytes, sync))
 
     def _publish(self, clocks, sync: SlotSync, default: int) -> None:
-        gate = dict(sync.gate)
-        for p in sync.touched or (default,):
+        # Joined in place: a gate is only ever read (joined into pipe clocks), never kept.
+        gate = sync.gate
+        touched = sync.touched
+        for p in touched or (default,):
             join(gate, clocks.current(p))
-        sync.gate = gate
         sync.version += 1
-        sync.touched = set()
+        touched.clear()
 
     def on_queue(self, core, action: str, queue, slot, loc) -> None:
-        self._register(queue)
         sync = self.syncs.get(id(slot))
+        if sync is None:
+            self._register(queue)
+            sync = self.syncs.get(id(slot))
         if sync is None:
             return
         clocks = self.clocks_of(core.core_id)

@@ -141,10 +141,14 @@ class RaceCheck:
         conflicts = self._check_segments(amap, i, j, write, atomic, key, vc, None)
         if conflicts:
             self._resolve(conflicts, epoch, write, record[0], clocks, pipe)
+        # The new summaries below are fresh objects, so no neighbour can be merged with them
+        # (``coalesce`` would find nothing).
+        states = amap.states
         if write:  # everything the write did not race with is ordered before it
             del amap.starts[i + 1:j]
-            amap.states[i:j] = [((key, epoch[1], epoch[2], atomic), ())]
-            amap.coalesce(i, i + 1)
+            states[i:j] = [((key, epoch[1], epoch[2], atomic), ())]
+        elif j == i + 1 and type(states[i]) is not Periodic:
+            states[i] = _with_read(states[i], key, (key, epoch[1], epoch[2]), vc)
         else:
             self._record_segments(amap, i, j, _read_change(key, epoch, vc))
 
@@ -324,18 +328,26 @@ class RaceCheck:
             other_core=other_core)
 
 
+def _with_read(old, key, fresh, vc):
+    """Summary ``old`` after the read ``fresh`` of pipe ``key`` (whose clock is ``vc``): the
+    reads it is not ordered after are kept, the others (and the pipe's own) dropped."""
+    reads = old[1]
+    if not reads:
+        return (old[0], (fresh,))
+    kept = tuple([r for r in reads if r[0] != key and vc.get(r[0], 0) < r[1]])
+    return (old[0], kept + (fresh,))
+
+
 def _read_change(key, epoch, vc):
-    """How a read by ``epoch`` changes a summary: it joins the reads, dropping those of the
-    same pipe or ordered before it (memoised per summary object: shared summaries stay
-    shared)."""
+    """:func:`_with_read` as a summary -> summary function, memoised per summary object (so
+    segments sharing a summary still share one afterwards)."""
     fresh = (key, epoch[1], epoch[2])
     done: dict = {}
 
     def change(old):
         out = done.get(id(old))
         if out is None:
-            kept = tuple(r for r in old[1] if r[0] != key and vc.get(r[0], 0) < r[1])
-            out = done[id(old)] = (old[0], kept + (fresh,))
+            out = done[id(old)] = _with_read(old, key, fresh, vc)
         return out
 
     return change
