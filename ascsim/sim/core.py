@@ -92,10 +92,12 @@ class Core:
     def issue(self, pipe: str, op: str, busy: float, latency: float, loc: Location,
               reads=(), writes=(), ready: float = 0.0, info=None) -> Instr:
         """Put one instruction on ``pipe``; returns its record (start/end/done in cycles)."""
-        self.call_overhead()
+        cycles = self.timing.scalar_cycles_per_call  # call_overhead, inlined: it runs per call
+        scalar = self.scalar = self.scalar + cycles
+        self.busy["S"] += cycles
         start = self.pipe_free[pipe]
-        if self.scalar > start:
-            start = self.scalar
+        if scalar > start:
+            start = scalar
         if ready > start:
             start = ready
         end = start + busy
@@ -103,15 +105,15 @@ class Core:
         self.pipe_free[pipe] = end
         if done > self.pipe_done[pipe]:
             self.pipe_done[pipe] = done
-        lo = start if start > self._busy_end[pipe] else self._busy_end[pipe]
+        busy_end = self._busy_end[pipe]
+        lo = start if start > busy_end else busy_end
         if done > lo:
             self.busy[pipe] += done - lo
             self._busy_end[pipe] = done
         instr = Instr(self.core_id, pipe, op, start, end, done, loc, reads, writes, info)
         self.instrs.append(instr)
-        if self.launch.observers:
-            for observer in self.launch.observers:
-                observer.on_instr(self, instr)
+        for observer in self.launch.observers:
+            observer.on_instr(self, instr)
         return instr
 
     def count_bytes(self, path: str, nbytes: int) -> None:
