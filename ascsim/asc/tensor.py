@@ -268,17 +268,20 @@ class LocalTensor:
         return slot.ready if slot is not None else 0.0
 
     def access(self, start: int, count: int) -> tuple:
-        size = self.dtype.sizeof()
+        size = self.dtype.np_dtype.itemsize
         lo = self.addr + start * size
         return (self.mem.key, lo, lo + count * size)
 
     def elements(self, start: int, count: int, loc) -> np.ndarray:
         """A numpy view of ``count`` elements from element ``start``."""
-        self._require_bound()
-        size = self.dtype.sizeof()
+        mem = self.mem
+        if mem is None:
+            self._require_bound()
+        np_dtype = self.dtype.np_dtype
+        size = np_dtype.itemsize
         lo = self.addr + start * size
         hi = lo + count * size
-        if lo < 0 or hi > self.mem.capacity:
+        if lo < 0 or hi > mem.capacity:
             raise KernelError(
                 f"access to bytes [{lo}, {hi}) of {self.mem.name} is outside the buffer "
                 f"({self.mem.capacity} B on this SoC)", loc)
@@ -290,7 +293,7 @@ class LocalTensor:
                 hint="the element count exceeds the tensor: check count/len arguments",
                 core=current_core().core_id, buffer=self.mem.name, start=lo, stop=hi,
                 alloc_end=self.alloc_end)
-        return self.mem.data[lo:hi].view(self.dtype.np_dtype)
+        return mem.data[lo:hi].view(np_dtype)
 
     def __repr__(self) -> str:
         if self.mem is None:

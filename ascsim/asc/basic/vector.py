@@ -103,6 +103,11 @@ class _Form:
 
 def parse_form(args: tuple, kwargs: dict, params_type, name: str, loc) -> _Form:
     """Tell count form from mask/repeat form and pull out their arguments."""
+    if not kwargs and len(args) == 1:  # ``op(dst, src..., count)``: by far the usual call
+        count = int(args[0])
+        if count < 0:
+            raise KernelError(f"{name}: count {count} is negative", loc)
+        return _Form(count=count)
     kwargs = dict(kwargs)
     kwargs.pop("is_set_mask", None)
     count = kwargs.pop("count", kwargs.pop("cal_count", None))
@@ -151,24 +156,19 @@ def operand_strides(params, role: str) -> tuple[int, int]:
 def elementwise(name: str, cost_op: str, fn, dst, srcs, scalars, form: _Form, loc,
                 reads_dst: bool = False, out_fn=None) -> None:
     """Run ``dst = fn(*srcs, *scalars[, dst])`` over the elements the form selects."""
-    for t in (dst, *srcs):
-        if t.mem is None:
-            raise KernelError(f"{name}: a tensor operand is not allocated", loc)
-        if t.mem.name != "UB":
-            raise KernelError(f"{name}: vector instructions work on UB tensors, got a tensor in "
-                              f"{t.mem.name}", loc)
-    widest = max(t.dtype.sizeof() for t in (dst, *srcs))
-    roles = ("src",) if len(srcs) == 1 else ("src0", "src1")[: len(srcs)]
+    tensors = (dst, *srcs)
+    widest = _check_operands(name, tensors, loc)
     if form.count is not None:
         n = form.count
         src_views = [s.elements(0, n, loc) for s in srcs]
         dst_view = dst.elements(0, n, loc)
         dst_index = slice(None)
-        src_index = [slice(None)] * len(srcs)
         repeats = count_repeats(n, widest)
         reads = [s.access(0, n) for s in srcs]
         writes = [dst.access(0, n)]
+        operands = [compute_dtype(v) for v in src_views]  # the views are the whole operands
     else:
+        roles = ("src",) if len(srcs) == 1 else ("src0", "src1")[: len(srcs)]
         per_repeat = 256 // widest
         positions = mask_positions(form.mask, per_repeat, loc)
         index_of = {}
@@ -183,7 +183,7 @@ def elementwise(name: str, cost_op: str, fn, dst, srcs, scalars, form: _Form, lo
         repeats = form.repeat_times
         reads = [access_of(s, i) for s, i in zip(srcs, src_index)]
         writes = [access_of(dst, dst_index)]
-    operands = [compute_dtype(v[i]) for v, i in zip(src_views, src_index)]
+        operands = [compute_dtype(v[i]) for v, i in zip(src_views, src_index)]
     src_dtype = srcs[0].dtype.np_dtype if srcs else dst.dtype.np_dtype
     # A scalar operand has the source's type on the device; round it there first.
     consts = [np.asarray(s, dtype=src_dtype).astype(operands[0].dtype if operands else src_dtype)
@@ -205,7 +205,23 @@ def elementwise(name: str, cost_op: str, fn, dst, srcs, scalars, form: _Form, lo
         # assignment copies (numpy buffers it when the result overlaps the destination).
         dst_view[dst_index] = np.asarray(result).astype(dst.dtype.np_dtype, copy=False)
     busy, latency = vector_cycles(cost_op, (srcs[0] if srcs else dst).dtype.name, repeats)
-    execute("V", name, busy, latency, loc, (dst, *srcs), tuple(reads), tuple(writes))
+    execute("V", name, busy, latency, loc, tensors, tuple(reads), tuple(writes))
+
+
+def _check_operands(name: str, tensors, loc) -> int:
+    """Fail unless every operand is an allocated UB tensor; returns the widest element size."""
+    widest = 0
+    for t in tensors:
+        mem = t.mem
+        if mem is None:
+            raise KernelError(f"{name}: a tensor operand is not allocated", loc)
+        if mem.name != "UB":
+            raise KernelError(f"{name}: vector instructions work on UB tensors, got a tensor in "
+                              f"{mem.name}", loc)
+        size = t.dtype.np_dtype.itemsize
+        if size > widest:
+            widest = size
+    return widest
 
 
 def _make_binary(name, fn, cost_op):
