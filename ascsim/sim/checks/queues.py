@@ -40,6 +40,16 @@ class SlotSync:
         self.consumer = PIPE_INDEX[consumer]
 
 
+def _wait_gate(clocks, sync: SlotSync, pipe: int) -> None:
+    """Pipe ``pipe`` waits for the slot's gate. Once per gate version: joining the same clock
+    again changes nothing (clocks only grow), and every publish bumps the version. ``seen`` is
+    per pipe, not per core: only the slot's own core uses the pipes of its position (the one
+    foreign writer, a 950 AIC's FixPipe into UB, is on FIX, which no UB position uses)."""
+    if sync.seen.get(pipe) != sync.version:
+        sync.seen[pipe] = sync.version
+        clocks.join_into(pipe, sync.gate)
+
+
 class QueueCheck:
     """Turns queue actions into clock edges; reports tensors still held at the end."""
 
@@ -84,9 +94,9 @@ class QueueCheck:
         elif action == "free":
             self._publish(clocks, sync, sync.consumer)
         elif action == "alloc":
-            clocks.join_into(sync.producer, sync.gate)
+            _wait_gate(clocks, sync, sync.producer)
         elif action == "deque":
-            clocks.join_into(sync.consumer, sync.gate)
+            _wait_gate(clocks, sync, sync.consumer)
 
     def on_instr(self, core, instr, pipe: int) -> None:
         """Instructions touching a queue slot wait for its gate (and mark the slot touched)."""
@@ -104,8 +114,7 @@ class QueueCheck:
                     if end > lo and (len(record) == 3 or overlaps(record, addrs[k], end)):
                         sync.touched.add(pipe)
                         if sync.seen.get(pipe) != sync.version:
-                            sync.seen[pipe] = sync.version
-                            self.clocks_of(core.core_id).join_into(pipe, sync.gate)
+                            _wait_gate(self.clocks_of(core.core_id), sync, pipe)
                     k += 1
 
     def on_launch_end(self, launch) -> None:

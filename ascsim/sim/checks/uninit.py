@@ -46,24 +46,31 @@ class UninitCheck:
         return mask
 
     def on_instr(self, core, instr) -> None:
+        masks, written = self.masks, self.written
         for record in instr.reads:
             space, lo, hi = record[0], record[1], record[2]
-            if space[0] == "GM" or hi <= lo or record in self.written:
+            if space[0] == "GM" or hi <= lo or record in written:
                 continue
-            mask = self._mask(core, space)
+            mask = masks.get(space)
+            if mask is None:
+                mask = self._mask(core, space)
             if mask is not None:
                 window = _window(mask, record, lo, hi)
                 if window.all():
                     self.written.add(record)
                 else:
                     self._report(core, instr, space, lo, hi, window, record)
+        if not instr.writes:
+            return
         padded = instr.op in PADDED_WRITES
         for record in instr.writes:
             space, lo, hi = record[0], record[1], record[2]
             if space[0] == "GM" or hi <= lo or record in (self.padded_done if padded
-                                                         else self.written):
+                                                         else written):
                 continue
-            mask = self._mask(core, space)
+            mask = masks.get(space)
+            if mask is None:
+                mask = self._mask(core, space)
             if mask is not None:
                 for done in (_padded(record) if padded else (record,)):
                     _window(mask, done, done[1], done[2])[...] = True
