@@ -151,16 +151,21 @@ class TQue:
         if dtype is None:
             raise KernelError("alloc_tensor needs the element type, e.g. alloc_tensor(asc.float32)",
                               loc)
-        t = LocalTensor.bound(self.mem, self.position, slot.addr, slot.nbytes // dtype.sizeof(),
-                              dtype, slot)
+        t = LocalTensor.bound(self.mem, self.position, slot.addr,
+                              slot.nbytes // dtype.np_dtype.itemsize, dtype, slot)
         for observer in core.launch.observers:
             observer.on_queue(core, "alloc", self, slot, loc)
         return t
 
     def _free_slot(self, loc) -> QueueSlot:
-        n = len(self.slots)
-        for step in range(n):
-            slot = self.slots[(self._next + step) % n]
+        slots = self.slots
+        n = len(slots)
+        slot = slots[self._next % n]
+        if slot.state == "free":  # the usual case: slots are taken round-robin
+            self._next = (slot.index + 1) % n
+            return slot
+        for step in range(1, n):
+            slot = slots[(self._next + step) % n]
             if slot.state == "free":
                 self._next = (slot.index + 1) % n
                 return slot
@@ -211,7 +216,7 @@ class TQue:
         slot.state = "dequeued"
         if dtype is not None:
             dtype = as_dtype(dtype)
-            if dtype != tensor.dtype:
+            if dtype is not tensor.dtype and dtype != tensor.dtype:  # (types are singletons)
                 tensor = tensor.reinterpret_cast(dtype)
         for observer in core.launch.observers:
             observer.on_queue(core, "deque", self, slot, loc)
