@@ -31,7 +31,8 @@ class KernelChecks:
         self.uninit = UninitCheck(launch, self.describe_space)
         self.alignment = AlignmentCheck(launch)
         self.cross = CrossCoreSync(self.clocks_of)
-        # Cross-core hooks are plain delegations.
+        # Queue and cross-core hooks are plain delegations (bound here: they run per call).
+        self.on_queue = self.queues.on_queue
         self.on_cross_core_set = self.cross.on_cross_core_set
         self.on_cross_core_release = self.cross.on_cross_core_release
         self.on_cross_core_wait = self.cross.on_cross_core_wait
@@ -53,7 +54,8 @@ class KernelChecks:
     # ------------------------------------------------------------------ observer protocol
     def on_instr(self, core, instr) -> None:
         pipe = PIPE_INDEX[instr.pipe]
-        count = self.clocks_of(core.core_id).tick(pipe)
+        clocks = self.clocks.get(core.core_id) or self.clocks_of(core.core_id)
+        count = clocks.tick(pipe)
         self.queues.on_instr(core, instr, pipe)
         self.races.on_instr(core, instr, pipe, count)
         self.uninit.on_instr(core, instr)
@@ -67,9 +69,6 @@ class KernelChecks:
 
     def on_barrier(self, core, pipe, loc) -> None:
         self.clocks_of(core.core_id).barrier(pipe)
-
-    def on_queue(self, core, action, queue, slot, loc) -> None:
-        self.queues.on_queue(core, action, queue, slot, loc)
 
     def on_wave_start(self, launch, cores) -> None:
         """Blocks of later waves are not ordered after earlier ones: the hardware may run them
