@@ -113,25 +113,24 @@ class RaceCheck:
         epoch = (clocks.base + pipe, count, instr)
         info = instr.info
         atomic = bool(info and isinstance(info, dict) and info.get("atomic"))
-        for record in reads:
-            if record[2] > record[1]:
-                self._access(record, False, False, epoch, clocks, pipe)
-        for record in writes:
-            if record[2] > record[1]:
-                self._access(record, True, atomic, epoch, clocks, pipe)
-
-    def _access(self, record, write, atomic, epoch, clocks, pipe) -> None:
-        space = record[0]
-        amap = self.maps.get(space)
-        if amap is None:
-            amap = self.maps[space] = AccessMap()
-        # The pipe's clock is one dict for the whole launch (joins update it in place), so it
-        # stays current across the resolution below.
+        # The pipe's clock is one dict for the whole launch (joins update it in place, and
+        # only a scalar access's auto-sync joins anything meanwhile), so one lookup serves
+        # every access of the instruction.
         vc = clocks.current(pipe)
-        if len(record) == 3:
-            self._access_range(amap, record, write, atomic, epoch, clocks, pipe, vc)
-        else:
-            self._access_strided(amap, record, write, atomic, epoch, clocks, pipe, vc)
+        maps = self.maps
+        for records, write in ((reads, False), (writes, True)):
+            for record in records:
+                if record[2] <= record[1]:
+                    continue
+                amap = maps.get(record[0])
+                if amap is None:
+                    amap = maps[record[0]] = AccessMap()
+                if len(record) == 3:
+                    self._access_range(amap, record, write, write and atomic, epoch, clocks,
+                                       pipe, vc)
+                else:
+                    self._access_strided(amap, record, write, write and atomic, epoch, clocks,
+                                         pipe, vc)
 
     def _access_range(self, amap, record, write, atomic, epoch, clocks, pipe, vc) -> None:
         """A plain byte range: one split of the map serves both the check and the record
