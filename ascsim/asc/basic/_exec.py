@@ -35,23 +35,27 @@ def execute(pipe: str, op: str, busy: float, latency: float, loc, tensors, reads
     return instr
 
 
-# (id(soc), op, dtype name) -> (soc, VectorCost, bank-conflict factor): the table lookup builds
-# strings and it runs on every vector instruction. Keyed by id because hashing a SocSpec walks
-# all its fields; the stored soc guards against a reused id.
-_VECTOR_COSTS: dict = {}
+# (id(soc), op, dtype name, repeats, bytes per repeat) -> (soc, busy, latency): pricing looks
+# the op up by strings and does the arithmetic on every vector instruction, yet a kernel issues
+# the same few (op, type, size) combinations over and over. Keyed by id because hashing a
+# SocSpec walks all its fields; the stored soc guards against a reused id.
+_VECTOR_CYCLES: dict = {}
+_VECTOR_CYCLES_LIMIT = 1 << 14  # distinct repeat counts are few; this only bounds pathologies
 
 
 def vector_cycles(op: str, dtype_name: str, repeats: int, bytes_per_repeat: int = REPEAT_BYTES):
     """(busy, latency) cycles of ``repeats`` repeats of a vector instruction."""
     soc = current_core().soc
-    key = (id(soc), op, dtype_name)
-    entry = _VECTOR_COSTS.get(key)
+    key = (id(soc), op, dtype_name, repeats, bytes_per_repeat)
+    entry = _VECTOR_CYCLES.get(key)
     if entry is None or entry[0] is not soc:
-        entry = _VECTOR_COSTS[key] = (soc, soc.vector_cost(op, dtype_name),
-                                      soc.timing.vector_ub_bank_conflict_factor)
-    _, cost, factor = entry
-    busy, latency = cost.cycles(max(1, repeats), bytes_per_repeat)
-    return busy * factor, latency
+        if len(_VECTOR_CYCLES) >= _VECTOR_CYCLES_LIMIT:
+            _VECTOR_CYCLES.clear()
+        cost = soc.vector_cost(op, dtype_name)
+        busy, latency = cost.cycles(max(1, repeats), bytes_per_repeat)
+        entry = _VECTOR_CYCLES[key] = (
+            soc, busy * soc.timing.vector_ub_bank_conflict_factor, latency)
+    return entry[1], entry[2]
 
 
 def count_repeats(count: int, elem_bytes: int) -> int:
