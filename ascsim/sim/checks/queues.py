@@ -108,8 +108,11 @@ class QueueCheck:
                     continue
                 lo, hi = record[1], record[2]
                 addrs, entries = found
-                k = max(bisect_right(addrs, lo) - 1, 0)
-                while k < len(addrs) and addrs[k] < hi:
+                n = len(addrs)
+                k = bisect_right(addrs, lo) - 1
+                if k < 0:
+                    k = 0
+                while k < n and addrs[k] < hi:
                     end, sync = entries[k]
                     if end > lo and (len(record) == 3 or overlaps(record, addrs[k], end)):
                         sync.touched.add(pipe)
