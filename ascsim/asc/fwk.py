@@ -24,7 +24,8 @@ BLOCK = 32  # bytes: local buffers are carved in whole 32-byte blocks
 class QueueSlot:
     """One buffer of a queue: where it is and when it may next be touched."""
 
-    __slots__ = ("queue", "index", "addr", "nbytes", "state", "ready", "last_done", "alloc_loc")
+    __slots__ = ("queue", "index", "addr", "nbytes", "state", "ready", "last_done", "alloc_loc",
+                 "views")
 
     def __init__(self, queue, index: int, addr: int, nbytes: int):
         self.queue = queue
@@ -35,6 +36,9 @@ class QueueSlot:
         self.ready = 0.0  # instructions touching the slot start no earlier than this
         self.last_done = 0.0  # completion of the latest instruction that touched it
         self.alloc_loc = None
+        # numpy dtype -> (memory, the whole memory as that type): lets the tensors of this slot
+        # take element views by one slice (see LocalTensor.elements).
+        self.views: dict = {}
 
 
 def _carve(pipe, mem, nbytes: int, loc, what: str) -> int:

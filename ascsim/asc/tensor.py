@@ -293,6 +293,11 @@ class LocalTensor:
                 hint="the element count exceeds the tensor: check count/len arguments",
                 core=current_core().core_id, buffer=self.mem.name, start=lo, stop=hi,
                 alloc_end=self.alloc_end)
+        slot = self.slot
+        if slot is not None and not lo % size:
+            typed = _typed_memory(slot.views, mem, np_dtype)
+            if typed is not None:
+                return typed[lo // size:hi // size]
         return mem.data[lo:hi].view(np_dtype)
 
     def __repr__(self) -> str:
@@ -300,6 +305,18 @@ class LocalTensor:
             return f"LocalTensor({self.dtype!r}, <unallocated>)"
         return (f"LocalTensor({self.dtype!r}, {self.position.name}@{self.addr}, "
                 f"{self.length} elems)")
+
+
+def _typed_memory(views: dict, mem, np_dtype):
+    """All of ``mem``'s bytes viewed as ``np_dtype`` (None if they are not a whole number of
+    elements), kept in ``views`` (a queue slot's): one slice of it is an element view, where
+    slicing the bytes and then retyping them costs about three times as much."""
+    data = mem.data
+    entry = views.get(np_dtype)
+    if entry is None or entry[0] is not data:
+        typed = None if data.size % np_dtype.itemsize else data.view(np_dtype)
+        entry = views[np_dtype] = (data, typed)
+    return entry[1]
 
 
 _WHERE_BUFFERS_LIVE = {True: "vector code runs on the AIV", False: "cube buffers are on the AIC"}
