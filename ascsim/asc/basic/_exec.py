@@ -23,10 +23,13 @@ def execute(pipe: str, op: str, busy: float, latency: float, loc, tensors, reads
     """Issue one instruction touching ``tensors`` (local tensors whose slots gate it)."""
     core = current_core()
     ready = 0.0
-    slots = [slot for t in tensors if (slot := getattr(t, "slot", None)) is not None]
-    for slot in slots:
-        if slot.ready > ready:
-            ready = slot.ready
+    slots = []
+    for t in tensors:
+        slot = getattr(t, "slot", None)
+        if slot is not None:
+            slots.append(slot)
+            if slot.ready > ready:
+                ready = slot.ready
     instr = core.issue(pipe, op, busy, latency, loc, reads, writes, ready, info)
     done = instr.done
     for slot in slots:

@@ -144,8 +144,12 @@ class RaceCheck:
         # (``coalesce`` would find nothing).
         states = amap.states
         if write:  # everything the write did not race with is ordered before it
-            del amap.starts[i + 1:j]
-            states[i:j] = [((key, epoch[1], epoch[2], atomic), ())]
+            new = ((key, epoch[1], epoch[2], atomic), ())
+            if j == i + 1:
+                states[i] = new
+            else:
+                del amap.starts[i + 1:j]
+                states[i:j] = [new]
         elif j == i + 1 and type(states[i]) is not Periodic:
             states[i] = _with_read(states[i], key, (key, epoch[1], epoch[2]), vc)
         else:
