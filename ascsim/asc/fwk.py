@@ -193,7 +193,8 @@ class TQue:
                 hint="enque the tensor returned by this queue's alloc_tensor",
                 core=core.core_id)
             return False
-        if len(self.fifo) >= max(self.depth, 1):
+        depth = self.depth
+        if len(self.fifo) >= (depth if depth > 1 else 1):  # (depth 0 holds one, as depth 1)
             core.launch.findings.report(
                 "queue-misuse",
                 f"enque beyond the queue depth ({self.depth}): deque before enqueuing again",
