@@ -95,6 +95,7 @@ class RaceCheck:
     Each access is handled in three steps: find the earlier accesses it is not ordered after
     (:meth:`_check_range` / :meth:`_check_strided`), report them (or, for the scalar unit, join
     the clocks auto-sync would), then record it (:meth:`_record_range` / :meth:`_record_strided`).
+    A plain range (:meth:`_access_range`) splits the map once for both the check and the record.
     A strided record (rows of ``row_bytes`` every ``pitch`` bytes, :mod:`ascsim.sim.access`) is
     handled whole over :class:`~.periodic.Periodic` patterns, not row by row.
     """
