@@ -3,9 +3,10 @@
 One ``Matmul`` computes ``C = A @ B (+ bias)`` for one core's ``singleCoreM x singleCoreN``
 region, base block by base block (``tiling.base_m x base_n``, K in ``base_k`` steps).
 
-Numerics: each call is one numpy product in the accumulator type (fp32 for fp16/bf16/fp32
-inputs, int32 for int8), bias added once, converted to C's type on the way out -- what the Cube
-(fp32 accumulation in L0C) and FixPipe (conversion) do.
+Numerics: one product per core region in the accumulator type — fp16/bf16/fp32 inputs through
+``ascsim.sim.numerics.cube_matmul`` (fp32 accumulation, as ``mmad``), int8 in int32 — the bias
+added once, converted to C's type on the way out: what the Cube (accumulation in L0C) and
+FixPipe (conversion) do.
 
 Timing (ascend-hw §2.4): on the split architectures the API is a client/server protocol. The
 AIV-side calls post messages; the group's AIC executes MTE2 (GM->L1), MTE1 (L1->L0A/L0B), the
