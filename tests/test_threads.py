@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from ascsim.sim import threads
@@ -31,11 +32,8 @@ def test_wide_outside_a_launch_changes_nothing():
 
 def test_a_failing_launch_still_restores_the_count():
     before = torch.get_num_threads()
-    try:
-        with threads.launch_threads():
-            raise RuntimeError("kernel failed")
-    except RuntimeError:
-        pass
+    with pytest.raises(RuntimeError, match="kernel failed"), threads.launch_threads():
+        raise RuntimeError("kernel failed")
     assert torch.get_num_threads() == before
     with threads.wide(10 * threads.WIDE_PRODUCT_MACS):
         assert torch.get_num_threads() == before
