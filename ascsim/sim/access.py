@@ -15,6 +15,8 @@ Consumers that only need a conservative answer may use the hull ``record[:3]``.
 
 from __future__ import annotations
 
+import numpy as np
+
 
 class ByteRows:
     """``count`` rows of ``width`` bytes, each ``pitch`` bytes after the previous, the first at
@@ -41,8 +43,6 @@ class ByteRows:
 
     def starts(self):
         """The rows' first bytes, as an int64 array (for consumers that need them one by one)."""
-        import numpy as np
-
         return self.first + self.pitch * np.arange(self.count, dtype=np.int64)
 
     def __repr__(self) -> str:
@@ -104,8 +104,6 @@ def from_indices(space, base: int, elem_bytes: int, idx) -> tuple:
     """The records of a gather that touches elements ``idx`` (from byte ``base``): one strided
     record when the touched runs are equal and evenly spaced, else one record per run (up to
     MAX_RUN_RECORDS, then the hull), so that gaps the gather skips are not counted as read."""
-    import numpy as np
-
     u = np.unique(np.asarray(idx, dtype=np.int64))
     if not u.size:
         return ()
