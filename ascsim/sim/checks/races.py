@@ -264,30 +264,31 @@ class RaceCheck:
     @staticmethod
     def _record_segments(amap, i, j, change) -> None:
         """``change`` applied to the summaries of map segments ``[i, j)`` (a read)."""
-        states = amap.states
-        done: dict = {}
-        for k in range(i, j):
-            old = states[k]
-            new = done.get(id(old))
-            if new is None:
-                new = done[id(old)] = (old.change_all(change) if type(old) is Periodic
-                                       else change(old))
-            states[k] = new
-        amap.coalesce(i, j)
+        RaceCheck._rewrite(amap, i, j, lambda old: old.change_all(change)
+                           if type(old) is Periodic else change(old))
 
     @staticmethod
     def _record_strided(amap, lo, row, pitch, n, base, change) -> None:
         c = (lo - base) % pitch
         i, j = amap.span(lo - c, lo - c + n * pitch)
+
+        def update(old):
+            pattern = old if type(old) is Periodic else uniform(old, pitch, base)
+            return pattern.update(columns(lo, lo + row, pattern.base, pitch), change)
+
+        RaceCheck._rewrite(amap, i, j, update)
+
+    @staticmethod
+    def _rewrite(amap, i, j, transform) -> None:
+        """Segments ``[i, j)`` of ``amap`` replaced by ``transform(summary)``, computed once
+        per distinct summary (segments often share one), then neighbours merged."""
         states = amap.states
         done: dict = {}
         for k in range(i, j):
             old = states[k]
             new = done.get(id(old))
             if new is None:
-                pattern = old if type(old) is Periodic else uniform(old, pitch, base)
-                new = done[id(old)] = pattern.update(
-                    columns(lo, lo + row, pattern.base, pitch), change)
+                new = done[id(old)] = transform(old)
             states[k] = new
         amap.coalesce(i, j)
 
