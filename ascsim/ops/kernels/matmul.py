@@ -27,7 +27,10 @@ def region(tiling):
 
 
 @asc.jit
-def bind_operands(mm, a, b, bias, tiling, row0, col0):
+def bind_region(mm, a, b, bias, c, tiling):
+    """Point ``mm`` at this AIV's region (A rows, B and bias columns, its tail); returns the
+    region's rows and cols and C's GM tensor from the region's first element."""
+    row0, col0, rows, cols = region(tiling)
     a_gm, b_gm, bias_gm = asc.GlobalTensor(), asc.GlobalTensor(), asc.GlobalTensor()
     a_gm.set_global_buffer(a + row0 * tiling.k_a)
     b_gm.set_global_buffer(b + col0)
@@ -35,6 +38,10 @@ def bind_operands(mm, a, b, bias, tiling, row0, col0):
     mm.set_tensor_a(a_gm)
     mm.set_tensor_b(b_gm)
     mm.set_bias(bias_gm)
+    mm.set_tail(rows, cols)
+    c_gm = asc.GlobalTensor()
+    c_gm.set_global_buffer(c + row0 * tiling.n + col0)
+    return rows, cols, c_gm
 
 
 @asc.jit
@@ -56,11 +63,7 @@ def matmul_bias_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, bias: asc.Glo
     mm = make_matmul(a, b, c, bias, asc.TPosition.GM)
     asc.adv.register_matmul(pipe, workspace, mm, tiling)
     if asc.get_block_idx() < tiling.used_core_num:
-        row0, col0, rows, cols = region(tiling)
-        bind_operands(mm, a, b, bias, tiling, row0, col0)
-        mm.set_tail(rows, cols)
-        c_gm = asc.GlobalTensor()
-        c_gm.set_global_buffer(c + row0 * tiling.n + col0)
+        _, _, c_gm = bind_region(mm, a, b, bias, c, tiling)
         mm.iterate_all(c_gm)
         mm.end()
     asc.pipe_barrier(asc.PipeID.PIPE_ALL)
@@ -78,11 +81,7 @@ def matmul_leaky_relu_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress,
     mm = make_matmul(a, b, c, bias, asc.TPosition.VECCALC)
     asc.adv.register_matmul(pipe, workspace, mm, tiling)
     if asc.get_block_idx() < tiling.used_core_num:
-        row0, col0, rows, cols = region(tiling)
-        bind_operands(mm, a, b, bias, tiling, row0, col0)
-        mm.set_tail(rows, cols)
-        c_gm = asc.GlobalTensor()
-        c_gm.set_global_buffer(c + row0 * tiling.n + col0)
+        rows, cols, c_gm = bind_region(mm, a, b, bias, c, tiling)
         blocks_down = rows.ceildiv(tiling.base_m)
         size = c.dtype.sizeof()
         with mm.iterate() as count:
