@@ -124,6 +124,29 @@ def convert(x: np.ndarray, target, mode: str = "rint") -> np.ndarray:
         return _to_int(x, target, mode)
 
 
+#: Elements from which :func:`widen_to_fp32` converts with PyTorch: its vectorised fp16/bf16
+#: conversion is ~10x faster than numpy's per element, but costs a few microseconds to set up.
+TORCH_WIDEN_MIN_ELEMENTS = 2048
+
+# numpy dtype name -> the PyTorch type of the same bits, for the low-precision floats.
+_TORCH_LOW_PRECISION = {"float16": (np.int16, torch.float16),
+                        "bfloat16": (np.int16, torch.bfloat16)}
+
+
+def widen_to_fp32(x: np.ndarray) -> np.ndarray:
+    """``x`` as fp32 (a new array; ``x`` itself when it already is fp32). Exact for every
+    fp16/bf16 value; a signalling fp16 NaN comes out quiet, as the hardware's converters do."""
+    if x.dtype == np.float32:
+        return x
+    low = _TORCH_LOW_PRECISION.get(x.dtype.name)
+    # PyTorch takes neither negative strides nor read-only arrays (it warns) without a copy.
+    if (low is None or x.size < TORCH_WIDEN_MIN_ELEMENTS or not x.flags.writeable
+            or any(s < 0 for s in x.strides)):
+        return x.astype(np.float32)
+    bits, torch_type = low
+    return torch.from_numpy(x.view(bits)).view(torch_type).float().numpy()
+
+
 def cube_matmul(a: np.ndarray, b: np.ndarray, initial: np.ndarray | None = None) -> np.ndarray:
     """A·B summed in fp32 as the Cube's L0C does, added to ``initial`` (bias or partial C).
 
@@ -135,8 +158,8 @@ def cube_matmul(a: np.ndarray, b: np.ndarray, initial: np.ndarray | None = None)
     ``torch.matmul`` of the same inputs cast to fp32 bit for bit, so comparing a kernel with
     that reference checks its data path (layouts, tiling, tails, bias), not device rounding.
     """
-    a32 = torch.from_numpy(np.ascontiguousarray(a, dtype=np.float32))
-    b32 = torch.from_numpy(np.ascontiguousarray(b, dtype=np.float32))
+    a32 = torch.from_numpy(np.ascontiguousarray(widen_to_fp32(a)))
+    b32 = torch.from_numpy(np.ascontiguousarray(widen_to_fp32(b)))
     with wide(a.shape[0] * a.shape[1] * b.shape[1]):
         out = torch.matmul(a32, b32).numpy()
     if initial is not None:

@@ -26,6 +26,7 @@ from ascsim.asc.basic._exec import (
 from ascsim.asc.context import user_location
 from ascsim.asc.params import BinaryRepeatParams, UnaryRepeatParams
 from ascsim.sim.errors import KernelError
+from ascsim.sim.numerics import widen_to_fp32
 
 _LOW_PRECISION = frozenset({"float16", "bfloat16"})
 # numpy dtype -> whether it is widened; ``dtype.name`` is computed in Python on every access.
@@ -38,7 +39,7 @@ def compute_dtype(arr: np.ndarray) -> np.ndarray:
     widen = _WIDENED.get(dtype)
     if widen is None:
         widen = _WIDENED[dtype] = dtype.name in _LOW_PRECISION
-    return arr.astype(np.float32) if widen else arr
+    return widen_to_fp32(arr) if widen else arr
 
 
 def _relu(x):
@@ -46,7 +47,10 @@ def _relu(x):
 
 
 def _leaky_relu(x, alpha):
-    return np.where(x >= 0, x, x * alpha)
+    scaled = x * alpha
+    if 0 < alpha <= 1:  # then max(x, alpha*x) is x where x >= 0 and alpha*x below: one pass
+        return np.maximum(x, scaled, out=scaled)  # and one array fewer than np.where
+    return np.where(x >= 0, x, scaled)
 
 
 # name -> (numpy function, cost class). The function takes the sources (and scalar) in order.
