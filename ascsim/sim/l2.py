@@ -22,6 +22,7 @@ bandwidth is not a limit (only the per-core L2 port rates, in the transfer cost)
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -31,6 +32,51 @@ from ascsim.sim.access import ByteRows
 #: L2 line size in bytes: pypto's L2 model uses 512 B lines [S14]; GM requests are split into
 #: 128/256/512 B pieces and 512 B is the best-aligned size [S10, S17].
 LINE_BYTES = 512
+
+
+def _line_union(first: np.ndarray, last: np.ndarray, n_lines: int):
+    """Index of the lines covered by the line intervals ``[first, last)`` (clipped to
+    ``n_lines``): a slice for one interval, else a sorted index array."""
+    lo, hi = int(first.min()), min(int(last.max()), n_lines)
+    if first.size == 1 or lo >= hi:
+        return slice(lo, hi)
+    # Union of the per-range line intervals: +1 at each start, -1 past each end (bincount
+    # sums repeated positions, as np.add.at would, at a fraction of its cost).
+    size = hi - lo + 1
+    marks = (np.bincount(np.minimum(first - lo, hi - lo), minlength=size)
+             - np.bincount(np.minimum(last - lo, hi - lo), minlength=size))
+    return np.flatnonzero(np.cumsum(marks[:-1]) > 0) + lo
+
+
+@functools.lru_cache(maxsize=4096)
+def _row_lines(first: int, width: int, pitch: int, count: int, n_lines: int):
+    """Index of the lines touched by ``count`` rows of ``width`` bytes every ``pitch`` bytes
+    from byte ``first``, of a buffer of ``n_lines`` lines: a slice when they are every line
+    of the hull or one line every ``pitch`` bytes, else a (read-only) index array.
+
+    Cached: kernels read the same tiles' geometry over and over (every block of a Matmul
+    loads slabs of the same shape), and the general case costs several numpy calls.
+    """
+    lo = first // LINE_BYTES
+    per_row = (first + width - 1) // LINE_BYTES + 1 - lo
+    hi = min((first + (count - 1) * pitch + width - 1) // LINE_BYTES + 1, n_lines)
+    if count == 1 or pitch - width < LINE_BYTES:
+        # No gap between rows can hold a whole line: every line of the hull is touched.
+        return slice(lo, hi)
+    if pitch % LINE_BYTES:
+        # Rows start at different offsets within their lines: take the general union.
+        starts = first + pitch * np.arange(count, dtype=np.int64)
+        idx = _line_union(starts // LINE_BYTES, (starts + width - 1) // LINE_BYTES + 1,
+                          n_lines)
+    elif per_row == 1:  # every row touches the same lines of its own stretch
+        return slice(lo, hi, pitch // LINE_BYTES)
+    else:
+        idx = ((lo + pitch // LINE_BYTES * np.arange(count))[:, None]
+               + np.arange(per_row)).reshape(-1)
+        idx = idx[idx < hi] if idx[-1] >= hi else idx
+    if isinstance(idx, np.ndarray):
+        idx.flags.writeable = False  # shared by every later read of the same geometry
+    return idx
 
 
 class L2Cache:
@@ -60,40 +106,14 @@ class L2Cache:
     def _select(self, buffer_id: int, starts: np.ndarray, ends: np.ndarray):
         """(line array, index of the touched lines) for byte ranges [starts, ends)."""
         lines = self._lines(buffer_id)
-        first = starts // LINE_BYTES
-        last = (ends - 1) // LINE_BYTES + 1
-        lo, hi = int(first.min()), min(int(last.max()), lines.size)
-        if first.size == 1 or lo >= hi:
-            return lines, slice(lo, hi)
-        # Union of the per-range line intervals: +1 at each start, -1 past each end (bincount
-        # sums repeated positions, as np.add.at would, at a fraction of its cost).
-        size = hi - lo + 1
-        marks = (np.bincount(np.minimum(first - lo, hi - lo), minlength=size)
-                 - np.bincount(np.minimum(last - lo, hi - lo), minlength=size))
-        return lines, np.flatnonzero(np.cumsum(marks[:-1]) > 0) + lo
+        return lines, _line_union(starts // LINE_BYTES, (ends - 1) // LINE_BYTES + 1,
+                                  lines.size)
 
     def _select_rows(self, buffer_id: int, rows: ByteRows):
-        """(line array, index of the touched lines) for constant-pitch rows, found from the
-        row geometry: a slice when the lines are every line of the hull or one line every
-        ``pitch`` bytes, else a small index array; the same lines :meth:`_select` finds."""
+        """(line array, index of the touched lines) for constant-pitch rows: the same lines
+        :meth:`_select` finds, worked out from the row geometry (see :func:`_row_lines`)."""
         lines = self._lines(buffer_id)
-        first = rows.first // LINE_BYTES
-        per_row = (rows.first + rows.width - 1) // LINE_BYTES + 1 - first
-        hi = min((rows.end - 1) // LINE_BYTES + 1, lines.size)
-        if rows.count == 1 or rows.pitch - rows.width < LINE_BYTES:
-            # No gap between rows can hold a whole line: every line of the hull is touched.
-            return lines, slice(first, hi)
-        if rows.pitch % LINE_BYTES:
-            # Rows start at different offsets within their lines: take the general union.
-            starts = rows.starts()
-            return self._select(buffer_id, starts, starts + rows.width)
-        # Every row touches the same lines of its own stretch: per_row lines every step.
-        step = rows.pitch // LINE_BYTES
-        if per_row == 1:
-            return lines, slice(first, hi, step)
-        idx = (first + step * np.arange(rows.count))[:, None] + np.arange(per_row)
-        idx = idx.reshape(-1)
-        return lines, idx[idx < hi] if idx[-1] >= hi else idx
+        return lines, _row_lines(rows.first, rows.width, rows.pitch, rows.count, lines.size)
 
     def _admit(self, new_lines: int) -> bool:
         """Whether ``new_lines`` more lines fit in L2 (no replacement: see the module doc)."""
