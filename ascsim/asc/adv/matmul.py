@@ -364,12 +364,13 @@ class Matmul:
         client.block_pipe(pipe, until)
         notify_observers(client.launch, "on_cross_core_edge", aic, "FIX", client, pipe)
 
-    def _load(self, aic, op: str, idx: int, kt: int, loc) -> float:
+    def _load(self, aic, op: str, idx: int, kt: int, loc, shape: tuple[int, int, int],
+              k_tiles: int) -> float:
         """Make operand ``op``'s slab for block ``idx`` and K step ``kt`` resident in L1 (MTE2
-        GM->L1 if it is not); returns when it is there."""
+        GM->L1 if it is not); returns when it is there. ``shape`` is the core's (M, N, K) and
+        ``k_tiles`` its number of K steps (the caller has them at hand)."""
         t = self.tiling
-        m, n, k = self._shape(loc)
-        _, _, k_tiles = self._grid(loc)
+        m, n, k = shape
         base, extent = (t.base_m, m) if op == "a" else (t.base_n, n)
         cover = max(1, t.step_m if op == "a" else t.step_n)
         k_step = max(1, t.step_k_a if op == "a" else t.step_k_b)
@@ -436,8 +437,8 @@ class Matmul:
     def _charge_block(self, aic, mi: int, ni: int, arrival: float, loc) -> float:
         """Charge the AIC for computing block (mi, ni) into L0C; returns when it is done."""
         t = self.tiling
-        m, n, k = self._shape(loc)
-        _, _, k_tiles = self._grid(loc)
+        shape = m, n, k = self._shape(loc)
+        k_tiles = -(-k // t.base_k)
         rows = min(t.base_m, m - mi * t.base_m)
         cols = min(t.base_n, n - ni * t.base_n)
         esize = self.a_type.dtype.sizeof()
@@ -453,20 +454,26 @@ class Matmul:
                                    info=("L1->BT", nbytes)).done
             aic.count_bytes("GM->L1", nbytes)
         done = arrival
+        # Every K step but a tail has the same depth, so the same costs: work them out once.
+        step_costs: dict[int, tuple] = {}
         for kt in range(k_tiles):
             depth = min(t.base_k, k - kt * t.base_k)
-            a_ready = self._load(aic, "a", mi, kt, loc)
-            b_ready = self._load(aic, "b", ni, kt, loc)
-            a_bytes, b_bytes = rows * depth * esize, depth * cols * esize
-            busy, lat = transfer_cycles("L1->L0A", a_bytes, 1, core=aic)
-            la = aic.issue("MTE1", "matmul_load_l0a", busy, lat, loc, ready=a_ready,
+            a_ready = self._load(aic, "a", mi, kt, loc, shape, k_tiles)
+            b_ready = self._load(aic, "b", ni, kt, loc, shape, k_tiles)
+            costs = step_costs.get(depth)
+            if costs is None:
+                a_bytes, b_bytes = rows * depth * esize, depth * cols * esize
+                costs = step_costs[depth] = (
+                    a_bytes, transfer_cycles("L1->L0A", a_bytes, 1, core=aic),
+                    b_bytes, transfer_cycles("L1->L0B", b_bytes, 1, core=aic),
+                    aic.soc.cube.mmad_cycles(rows, cols, depth, dtype))
+            a_bytes, (a_busy, a_lat), b_bytes, (b_busy, b_lat), cycles = costs
+            la = aic.issue("MTE1", "matmul_load_l0a", a_busy, a_lat, loc, ready=a_ready,
                            info=("L1->L0A", a_bytes))
-            busy, lat = transfer_cycles("L1->L0B", b_bytes, 1, core=aic)
-            lb = aic.issue("MTE1", "matmul_load_l0b", busy, lat, loc, ready=b_ready,
+            lb = aic.issue("MTE1", "matmul_load_l0b", b_busy, b_lat, loc, ready=b_ready,
                            info=("L1->L0B", b_bytes))
             aic.count_bytes("L1->L0A", a_bytes)
             aic.count_bytes("L1->L0B", b_bytes)
-            cycles = aic.soc.cube.mmad_cycles(rows, cols, depth, dtype)
             mm = aic.issue("M", "mmad", cycles, 0, loc, ready=max(la.done, lb.done, bias_ready),
                            info=(rows, cols, depth, dtype))
             done = mm.done

@@ -56,6 +56,8 @@ class KernelChecks:
         pipe = PIPE_INDEX[instr.pipe]
         clocks = self.clocks.get(core.core_id) or self.clocks_of(core.core_id)
         count = clocks.tick(pipe)
+        if not instr.reads and not instr.writes:
+            return  # it only advances its pipe's clock (most of a Matmul's internal steps)
         self.queues.on_instr(core, instr, pipe)
         self.races.on_instr(core, instr, pipe, count)
         self.uninit.on_instr(core, instr)
