@@ -106,6 +106,5 @@ class CoreClocks:
     def barrier(self, pipe: str) -> None:
         if pipe != "ALL":
             return  # one pipe is already in order with itself
-        everything = self.snapshot_all()
-        for p in range(len(PIPES)):
-            self.join_into(p, everything)
+        # Into the scalar pipe, which every pipe's clock takes in before its next instruction.
+        self.join_into(S, self.snapshot_all())
