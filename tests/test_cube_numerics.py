@@ -49,3 +49,40 @@ def test_strided_views_are_accepted():
     b = rng.uniform(-1, 1, (48, 64)).astype(np.float16)  # used transposed, as a view
     expected = cube_matmul(a, np.ascontiguousarray(b.T))
     np.testing.assert_array_equal(cube_matmul(a, b.T), expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16, np.float32])
+def test_background_product_equals_cube_matmul_and_owns_its_operands(dtype):
+    """start_cube_matmul gives cube_matmul's bits, and later writes to the operands (or the
+    initial values) do not reach a product already started."""
+    from ascsim.sim.numerics import start_cube_matmul
+
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((96, 200)).astype(dtype)
+    b = rng.standard_normal((200, 72)).astype(dtype)
+    initial = rng.standard_normal(72).astype(np.float32)
+    want = cube_matmul(a, b, initial)
+    pending = start_cube_matmul(a, b, initial)
+    a[...] = 0
+    b[...] = 0
+    initial[...] = 0
+    got = pending.result()
+    assert got.dtype == np.float32
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+def test_product_bits_do_not_depend_on_the_thread_count():
+    """Products run on one PyTorch thread in the background and on the caller's threads in
+    cube_matmul's wide mode; the bits must be the same either way."""
+    rng = np.random.default_rng(4)
+    a = torch.from_numpy(rng.standard_normal((512, 256)).astype(np.float16).astype(np.float32))
+    b = torch.from_numpy(rng.standard_normal((256, 640)).astype(np.float16).astype(np.float32))
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        one = torch.matmul(a, b)
+        torch.set_num_threads(2)
+        two = torch.matmul(a, b)
+    finally:
+        torch.set_num_threads(before)
+    assert torch.equal(one, two)

@@ -8,6 +8,9 @@ target's bit pattern, so fp16 and bf16 (ml_dtypes) are handled alike.
 
 from __future__ import annotations
 
+import functools
+from concurrent.futures import Future, ThreadPoolExecutor
+
 import numpy as np
 import torch
 
@@ -158,10 +161,42 @@ def cube_matmul(a: np.ndarray, b: np.ndarray, initial: np.ndarray | None = None)
     ``torch.matmul`` of the same inputs cast to fp32 bit for bit, so comparing a kernel with
     that reference checks its data path (layouts, tiling, tails, bias), not device rounding.
     """
-    a32 = torch.from_numpy(np.ascontiguousarray(widen_to_fp32(a)))
-    b32 = torch.from_numpy(np.ascontiguousarray(widen_to_fp32(b)))
     with wide(a.shape[0] * a.shape[1] * b.shape[1]):
-        out = torch.matmul(a32, b32).numpy()
+        return _fp32_product(widen_to_fp32(a), widen_to_fp32(b), initial)
+
+
+def start_cube_matmul(a: np.ndarray, b: np.ndarray,
+                      initial: np.ndarray | None = None) -> Future:
+    """:func:`cube_matmul` on a worker thread: returns at once with a Future of its result.
+
+    The operands are copied (and widened) here, in the caller's thread, so the result is
+    what ``cube_matmul(a, b, initial)`` returns now, whatever happens to the arrays later.
+    A Matmul starts its region's product when the region begins and takes the values when
+    its first block leaves L0C: the product then runs on another host core while the
+    simulator goes on with the timing, and the products of two regions run side by side.
+    (Each uses one PyTorch thread; the bits do not depend on the thread count.)
+    """
+    a32 = widen_to_fp32(a)
+    b32 = widen_to_fp32(b)
+    private = (a32 if a32 is not a else a32.copy(), b32 if b32 is not b else b32.copy(),
+               None if initial is None else np.array(initial, dtype=np.float32))
+    return _workers().submit(_fp32_product, *private)
+
+
+#: Worker threads for :func:`start_cube_matmul`: a MIX kernel's two AIVs start their regions'
+#: products one right after the other, and the simulator's own thread needs a core too.
+PRODUCT_WORKERS = 2
+
+
+@functools.cache
+def _workers() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=PRODUCT_WORKERS, thread_name_prefix="ascsim-cube")
+
+
+def _fp32_product(a32: np.ndarray, b32: np.ndarray, initial: np.ndarray | None) -> np.ndarray:
+    """fp32 ``a32 @ b32`` in PyTorch's CPU order, plus ``initial`` in fp32."""
+    out = torch.matmul(torch.from_numpy(np.ascontiguousarray(a32)),
+                       torch.from_numpy(np.ascontiguousarray(b32))).numpy()
     if initial is not None:
         with np.errstate(all="ignore"):
             out += initial.astype(np.float32, copy=False)

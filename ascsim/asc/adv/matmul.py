@@ -4,9 +4,10 @@ One ``Matmul`` computes ``C = A @ B (+ bias)`` for one core's ``singleCoreM x si
 region, base block by base block (``tiling.base_m x base_n``, K in ``base_k`` steps).
 
 Numerics: one product per core region in the accumulator type — fp16/bf16/fp32 inputs through
-``ascsim.sim.numerics.cube_matmul`` (fp32 accumulation, as ``mmad``), int8 in int32 — the bias
-added once, converted to C's type on the way out: what the Cube (accumulation in L0C) and
-FixPipe (conversion) do.
+``ascsim.sim.numerics.start_cube_matmul`` (``cube_matmul``'s fp32 accumulation, as ``mmad``,
+computed on a worker thread from a copy of the operands taken when the region starts, and
+waited for when the first block leaves L0C), int8 in int32 — the bias added once, converted to
+C's type on the way out: what the Cube (accumulation in L0C) and FixPipe (conversion) do.
 
 Timing (ascend-hw §2.4): on the split architectures the API is a client/server protocol. The
 AIV-side calls post messages; the group's AIC executes MTE2 (GM->L1), MTE1 (L1->L0A/L0B), the
@@ -36,7 +37,7 @@ from ascsim.asc.tensor import GlobalTensor, LocalTensor
 from ascsim.asc.values import GlobalAddress, RuntimeInt
 from ascsim.sim.access import ByteRows, strided
 from ascsim.sim.errors import KernelError
-from ascsim.sim.numerics import cube_matmul
+from ascsim.sim.numerics import start_cube_matmul
 
 UB_POSITIONS = frozenset({TPosition.VECIN, TPosition.VECOUT, TPosition.VECCALC})
 FRACTAL_ROWS = 16
@@ -79,14 +80,27 @@ class _Tiling:
                                  "MultiCoreMatmulTiling.get_tiling or TCubeTiling(...)")
 
 
+def _finished(product) -> np.ndarray:
+    """A region's product: the array itself, or the result of a background one (a Future)."""
+    return product if isinstance(product, np.ndarray) else product.result()
+
+
 @dataclass
 class _Block:
     """The C block computed by the latest ``iterate`` step, waiting for ``get_tensor_c``."""
 
     mi: int
     ni: int
-    values: np.ndarray  # rows x cols, accumulator type, bias included
+    region: object  # the region's product (an array, or a Future of one: see _product)
+    rows: slice  # the block's rows and columns of the region
+    cols: slice
+    shape: tuple[int, int]
     ready: float  # cycle the block is complete in L0C
+
+    @property
+    def values(self) -> np.ndarray:
+        """rows x cols, accumulator type, bias included (waits for a background product)."""
+        return _finished(self.region)[self.rows, self.cols]
 
 
 def _acc_type(dtype) -> np.dtype:
@@ -184,7 +198,8 @@ class Matmul:
         self._org: tuple | None = None  # (m, n, ka, kb, kc) from set_org_shape
         self._single: list[int] | None = None  # [m, n, k] after set_single_shape / set_tail
         self._cursor = 0
-        self._views = None
+        self._region_product = None  # this region's product (array or Future), while iterating
+        self._region_rows = self._region_cols = range(0)  # its row and column indices
         self._block: _Block | None = None
         self._resident: dict[str, tuple | None] = {"a": None, "b": None}
         self._pending = 0.0  # completion of an asynchronous iterate_all
@@ -327,11 +342,13 @@ class Matmul:
             return _gm_matrix(t, cols, rows, org_rows, loc).T
         return _gm_matrix(t, rows, cols, org_cols, loc)
 
-    def _product(self, a, b, bias) -> np.ndarray:
+    def _product(self, a, b, bias):
+        """The region's product: for float inputs a Future of it, computed on a worker thread
+        while the simulation goes on (see ``start_cube_matmul``); for int8 the array."""
         acc = _acc_type(self.a_type.dtype)
         bias = None if bias is None else bias[: b.shape[1]]
         if acc == np.float32:
-            return cube_matmul(a, b, bias)
+            return start_cube_matmul(a, b, bias)
         out = np.matmul(a.astype(acc), b.astype(acc))
         if bias is not None:
             out += bias
@@ -502,21 +519,23 @@ class Matmul:
         mb, nb, _ = self._grid(loc)
         if self._cursor >= mb * nb:
             self._cursor = 0
-            self._views = None
+            self._region_product = None
             return False
-        if self._cursor == 0 or self._views is None:
+        if self._cursor == 0 or self._region_product is None:
             # One product for the core's whole region, sliced per block below: a numpy call
             # per block costs far more than the arithmetic at these sizes.
-            self._views = self._product(*self._operands(loc))
+            a, b, bias = self._operands(loc)
+            self._region_product = self._product(a, b, bias)
+            self._region_rows, self._region_cols = range(a.shape[0]), range(b.shape[1])
         mi, ni = self._coords(self._cursor, mb, nb)
         self._cursor += 1
         t = self.tiling
         rs = slice(mi * t.base_m, (mi + 1) * t.base_m)
         cs = slice(ni * t.base_n, (ni + 1) * t.base_n)
-        values = self._views[rs, cs]
+        shape = (len(self._region_rows[rs]), len(self._region_cols[cs]))
         aic = self._aic(client, loc)
         ready = self._charge_block(aic, mi, ni, self._message(client, aic), loc)
-        self._block = _Block(mi, ni, values, ready)
+        self._block = _Block(mi, ni, self._region_product, rs, cs, shape, ready)
         return True
 
     def get_tensor_c(self, tensor=None, en_atomic: int = 0, en_sequential_write: bool = False,
@@ -529,7 +548,7 @@ class Matmul:
             raise KernelError("get_tensor_c outside an iterate() loop: no block has been "
                               "computed", loc)
         t = self.tiling
-        rows, cols = block.values.shape
+        rows, cols = block.shape
         aic = self._aic(client, loc)
         wait = 0.0 if client is aic else client.timing.cross_core_flag_latency_cycles
         if tensor is None:
@@ -569,7 +588,7 @@ class Matmul:
         if tensor.dtype != self.c_type.dtype:
             raise KernelError(f"get_tensor_c: the tensor is {tensor.dtype.name} but C is "
                               f"{self.c_type.dtype.name}", loc)
-        rows, cols = block.values.shape
+        rows, cols = block.shape
         if seq:
             off, stride = 0, t.base_n
         else:
@@ -611,7 +630,7 @@ class Matmul:
                               "workspace, but none was given (register_matmul's workspace or "
                               "set_workspace)", loc)
         ws = _as_global(self.workspace, loc)
-        rows, cols = block.values.shape
+        rows, cols = block.shape
         out = GlobalTensor()
         out.buffer, out.offset, out.dtype = ws.buffer, 0, self.c_type.dtype
         out.offset = ws.byte_offset // out.dtype.sizeof()
@@ -636,8 +655,7 @@ class Matmul:
         m, n, _ = self._shape(loc)
         mb, nb, _ = self._grid(loc)
         stride = self._org_shape()[4]
-        a, b, bias = self._operands(loc)
-        _write(_gm_matrix(gm, m, n, stride, loc), self._product(a, b, bias), en_atomic, loc)
+        product = self._product(*self._operands(loc))  # (computing while the blocks are timed)
         aic = self._aic(client, loc)
         arrival = self._message(client, aic)
         t = self.tiling
@@ -651,6 +669,7 @@ class Matmul:
             fix = self._charge_fix(aic, "L0C->GM", rows, cols, ready, loc,
                                    writes=self._rows(gm, off, rows, cols, stride))
             done = max(done, fix.done)
+        _write(_gm_matrix(gm, m, n, stride, loc), _finished(product), en_atomic, loc)
         self._block = None
         if client is not aic:
             done += client.timing.cross_core_flag_latency_cycles
