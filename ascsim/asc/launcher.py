@@ -240,4 +240,6 @@ def run_launch(name: str, body, args: dict, constexpr: set, block_num: int, kind
     SESSION.reports.append(report)
     if SESSION.keep_launches:
         SESSION.launches.append(launch)
+    else:  # nothing reads this launch's GM any more: later launches may reuse the bytes
+        memory.release()
     return report

@@ -8,14 +8,51 @@ type: an uninitialised read shows in the results instead of passing as zeros.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 GM_ALIGN = 512
 FILL_BYTE = 0xFF
+#: Bytes of finished launches' GM allocations kept for later launches (see :class:`BytePool`).
+POOL_BYTES = 256 << 20
 
 
 def round_up(value: int, multiple: int) -> int:
     return -(-value // multiple) * multiple
+
+
+class BytePool:
+    """GM byte arrays of finished launches, handed to later allocations of the same size.
+
+    A fresh array of a few megabytes costs a page fault per 4 KiB page on its first write, and
+    a launch writes every GM allocation it touches in full (the copy-in); on this simulator's
+    host that was about a tenth of a small Matmul kernel's simulation. A launch run again with
+    the same shapes gets its arrays back instead. At most ``limit`` bytes are kept.
+    """
+
+    def __init__(self, limit: int = POOL_BYTES):
+        self.limit = limit
+        self._free: dict[int, list[np.ndarray]] = {}
+        self._bytes = 0
+
+    def take(self, nbytes: int) -> np.ndarray:
+        """An array of ``nbytes`` uint8 (contents undefined)."""
+        spare = self._free.get(nbytes)
+        if spare:
+            self._bytes -= nbytes
+            return spare.pop()
+        return np.empty(nbytes, dtype=np.uint8)
+
+    def give(self, array: np.ndarray) -> None:
+        """Keep ``array`` for a later :meth:`take` (nothing else may refer to it)."""
+        if self._bytes + array.nbytes <= self.limit:
+            self._free.setdefault(array.nbytes, []).append(array)
+            self._bytes += array.nbytes
+
+
+#: The process's pool: launches run one at a time, so one is enough.
+POOL = BytePool()
 
 
 class GmBuffer:
@@ -26,7 +63,7 @@ class GmBuffer:
     the same as copying it at the launch because launches are synchronous.
     """
 
-    __slots__ = ("id", "name", "nbytes", "address", "_data", "_initial", "_padded")
+    __slots__ = ("id", "name", "nbytes", "address", "_data", "_initial", "_padded", "_released")
 
     def __init__(self, buffer_id: int, name: str, nbytes: int, address: int,
                  initial: np.ndarray | None = None):
@@ -37,21 +74,34 @@ class GmBuffer:
         self._padded = round_up(nbytes + GM_ALIGN, GM_ALIGN)
         self._initial = initial
         self._data = None
+        self._released = False
 
     @property
     def data(self) -> np.ndarray:
         """The allocation's bytes (true size plus allocator padding)."""
         if self._data is None:
+            if self._released:
+                raise RuntimeError(f"{self!r} was released when its launch ended")
             initial = self._initial
+            data = POOL.take(self._padded)
             if initial is None:
-                self._data = np.full(self._padded, FILL_BYTE, dtype=np.uint8)
+                data.fill(FILL_BYTE)
             else:  # host data: only the padding needs the fill byte
-                data = np.empty(self._padded, dtype=np.uint8)
                 data[:initial.size] = initial
                 data[initial.size:] = FILL_BYTE
-                self._data = data
                 self._initial = None
+            self._data = data
         return self._data
+
+    def release(self) -> None:
+        """The launch is over and its results copied back: give the bytes to the pool, unless
+        something still refers to them (a view kept somewhere), and refuse later use."""
+        data, self._data, self._initial = self._data, None, None
+        self._released = True
+        # Two references: ``data`` here and getrefcount's argument. A numpy view anywhere
+        # (or a tensor made from one) holds its base array, so it would count.
+        if data is not None and sys.getrefcount(data) == 2:
+            POOL.give(data)
 
     @property
     def touched(self) -> bool:
@@ -89,6 +139,11 @@ class DeviceMemory:
         """Allocate and copy a host array in (host-to-device copy)."""
         raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
         return self.alloc(raw.size, name, initial=raw)
+
+    def release(self) -> None:
+        """Hand every allocation's bytes back (see :meth:`GmBuffer.release`)."""
+        for buf in self.buffers:
+            buf.release()
 
 
 class LocalMemory:
