@@ -53,11 +53,13 @@ class KernelChecks:
 
     # ------------------------------------------------------------------ observer protocol
     def on_instr(self, core, instr) -> None:
+        if not instr.reads and not instr.writes:
+            # Nothing to check, and nothing for an epoch to name: the clocks count only the
+            # instructions that access memory (most of a Matmul's internal steps do not).
+            return
         pipe = PIPE_INDEX[instr.pipe]
         clocks = self.clocks.get(core.core_id) or self.clocks_of(core.core_id)
         count = clocks.tick(pipe)
-        if not instr.reads and not instr.writes:
-            return  # it only advances its pipe's clock (most of a Matmul's internal steps)
         self.queues.on_instr(core, instr, pipe)
         self.races.on_instr(core, instr, pipe, count)
         self.uninit.on_instr(core, instr)

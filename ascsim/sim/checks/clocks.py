@@ -1,6 +1,7 @@
 """Vector clocks of the pipes of a core: the happens-before order the race checks rely on.
 
-Every pipe of every core counts its instructions. A pipe's clock is a sparse dict
+Every pipe of every core counts its instructions that access memory (the others have nothing
+an epoch would name; leaving them out keeps the same order). A pipe's clock is a sparse dict
 ``{pipe key: count}`` (pipe key = ``core_id * 8 + pipe index``) saying how much of each pipe's
 work is known to be complete before the pipe's next instruction starts. An access made by
 instruction ``count`` of pipe ``key`` happens before the current instruction of pipe ``p`` iff
