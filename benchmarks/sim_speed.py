@@ -139,9 +139,23 @@ QUICK_EXAMPLE_ARGS = {
 }
 
 
-def measure(case: SpeedCase, repeats: int) -> tuple[float, float]:
-    """(simulated seconds, reference seconds), medians of ``repeats`` rounds; each round times
-    one simulation and then the reference a few times (their median), so both see the same
+@dataclass(frozen=True)
+class Measurement:
+    """Medians over the rounds, and the range of the per-round ratios."""
+
+    simulated: float  # seconds
+    reference: float  # seconds
+    ratio_low: float
+    ratio_high: float
+
+    @property
+    def ratio(self) -> float:
+        return self.simulated / self.reference
+
+
+def measure(case: SpeedCase, repeats: int) -> Measurement:
+    """Simulated and reference seconds, medians of ``repeats`` rounds; each round times one
+    simulation and then the reference a few times (their median), so both see the same
     machine. Both are warmed up once. (This 2-core host's second core comes and goes: torch's
     two-thread product varies 3x from one second to the next, so times taken apart mislead.)"""
     case.simulate()
@@ -151,7 +165,13 @@ def measure(case: SpeedCase, repeats: int) -> tuple[float, float]:
         sims.append(_seconds(case.simulate))
         refs.append(statistics.median(_seconds(case.reference) for _ in range(REF_REPEATS)))
     SESSION.clear()  # the reports of repeated launches are not needed
-    return statistics.median(sims), statistics.median(refs)
+    ratios = [sim / ref for sim, ref in zip(sims, refs)]
+    return Measurement(statistics.median(sims), statistics.median(refs), min(ratios),
+                       max(ratios))
+
+
+def _times(ratio: float) -> str:
+    return f"{ratio:.1f}x" if ratio < 100 else f"{ratio:.0f}x"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -166,10 +186,11 @@ def main(argv: list[str] | None = None) -> int:
         cases = [add_case(8 * 2048), swiglu_case((2, 1024, 1024)), matmul_case(1024, 256, 640)]
         repeats = REPEATS
     print(f"simulator speed on {SOC} (median of {repeats}; reference: numpy, torch for matmul):")
-    print(f"{'case':<32}{'simulated ms':>14}{'ref ms':>12}{'ratio':>10}")
+    print(f"{'case':<32}{'simulated ms':>14}{'ref ms':>12}{'ratio':>10}  rounds' ratios")
     for case in cases:
-        sim, ref = measure(case, repeats)
-        print(f"{case.name:<32}{sim * 1e3:>14.1f}{ref * 1e3:>12.3f}{sim / ref:>9.0f}x")
+        m = measure(case, repeats)
+        print(f"{case.name:<32}{m.simulated * 1e3:>14.1f}{m.reference * 1e3:>12.3f}"
+              f"{_times(m.ratio):>10}  {_times(m.ratio_low)}-{_times(m.ratio_high)}")
     print("\nevery kernel launch of the examples (target: under 1 s each):")
     print(f"{'example':<22}{'kernel':<28}{'wall ms':>10}")
     rows = example_launch_times(args.quick)
