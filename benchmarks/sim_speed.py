@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import importlib
 import statistics
 import sys
@@ -165,6 +166,10 @@ def measure(case: SpeedCase, repeats: int) -> Measurement:
         sims.append(_seconds(case.simulate))
         refs.append(statistics.median(_seconds(case.reference) for _ in range(REF_REPEATS)))
     SESSION.clear()  # the reports of repeated launches are not needed
+    # The launches' records are garbage now, partly in reference cycles: collect them here, so
+    # the next case's rounds do not pay for this case's garbage (SwiGLU's rounds leave ~10^5
+    # objects, a 0.2 s collection that otherwise lands in some later, shorter kernel's round).
+    gc.collect()
     ratios = [sim / ref for sim, ref in zip(sims, refs)]
     return Measurement(statistics.median(sims), statistics.median(refs), min(ratios),
                        max(ratios))
