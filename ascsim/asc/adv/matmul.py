@@ -473,10 +473,16 @@ class Matmul:
         done = arrival
         # Every K step but a tail has the same depth, so the same costs: work them out once.
         step_costs: dict[int, tuple] = {}
+        # An operand whose slab holds the whole K extent is loaded (or found in L1) once per
+        # block: _load would find the same slab resident at every later K step.
+        a_streams = max(1, t.step_k_a) < k_tiles
+        b_streams = max(1, t.step_k_b) < k_tiles
         for kt in range(k_tiles):
             depth = min(t.base_k, k - kt * t.base_k)
-            a_ready = self._load(aic, "a", mi, kt, loc, shape, k_tiles)
-            b_ready = self._load(aic, "b", ni, kt, loc, shape, k_tiles)
+            if kt == 0 or a_streams:
+                a_ready = self._load(aic, "a", mi, kt, loc, shape, k_tiles)
+            if kt == 0 or b_streams:
+                b_ready = self._load(aic, "b", ni, kt, loc, shape, k_tiles)
             costs = step_costs.get(depth)
             if costs is None:
                 a_bytes, b_bytes = rows * depth * esize, depth * cols * esize
