@@ -86,3 +86,26 @@ def test_product_bits_do_not_depend_on_the_thread_count():
     finally:
         torch.set_num_threads(before)
     assert torch.equal(one, two)
+
+
+def test_a_forked_child_gets_its_own_product_workers():
+    """A child forked after a background product must not wait forever on its parent's pool."""
+    import multiprocessing
+
+    from ascsim.sim.numerics import start_cube_matmul
+
+    a = np.ones((8, 16), np.float16)
+    b = np.ones((16, 4), np.float16)
+    assert start_cube_matmul(a, b).result()[0, 0] == 16  # the parent's pool now has threads
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(1) as pool:
+        result = pool.apply_async(_child_product)
+        assert result.get(timeout=60) == 16.0
+
+
+def _child_product() -> float:
+    from ascsim.sim.numerics import start_cube_matmul
+
+    a = np.ones((8, 16), np.float16)
+    b = np.ones((16, 4), np.float16)
+    return float(start_cube_matmul(a, b).result(timeout=30)[0, 0])

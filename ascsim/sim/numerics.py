@@ -9,6 +9,7 @@ target's bit pattern, so fp16 and bf16 (ml_dtypes) are handled alike.
 from __future__ import annotations
 
 import functools
+import os
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
@@ -191,6 +192,11 @@ PRODUCT_WORKERS = 2
 @functools.cache
 def _workers() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=PRODUCT_WORKERS, thread_name_prefix="ascsim-cube")
+
+
+# A forked child has none of the parent's threads: the pool it inherited would take work and
+# never run it. The child makes its own on first use.
+os.register_at_fork(after_in_child=_workers.cache_clear)
 
 
 def _fp32_product(a32: np.ndarray, b32: np.ndarray, initial: np.ndarray | None) -> np.ndarray:
