@@ -312,3 +312,16 @@ def test_cli_profile_prints_the_table(tmp_path):
     reports = json.loads(out_json.read_text())["reports"]
     assert reports and all(r["profile"]["bound"] in text for r in reports)
     assert all(r["profile"]["bytes_by_path"] == r["bytes_moved"] for r in reports)
+
+
+def test_flops_decoding_is_remembered_per_info_and_tolerates_unhashable_infos():
+    from ascsim.sim.profile import _decode_flops, instr_flops
+
+    decoded: dict = {}
+    mmad = SimpleNamespace(info=(16, 32, 64, "float16"))
+    assert _decode_flops(mmad, decoded) == instr_flops(mmad) == (2.0 * 16 * 32 * 64, "float16")
+    assert decoded == {(16, 32, 64, "float16"): instr_flops(mmad)}
+    odd = SimpleNamespace(info=("mmad", 2, 3, 4, ["not", "hashable"]))
+    assert _decode_flops(odd, decoded) == instr_flops(odd)
+    mapping = SimpleNamespace(info={"m": 2, "n": 3, "k": 4})
+    assert _decode_flops(mapping, decoded) == (48.0, instr_flops(mapping)[1])

@@ -422,6 +422,20 @@ def _ordered_paths(bytes_by_path: Mapping[str, int]) -> dict[str, int]:
             for p in sorted(bytes_by_path, key=lambda p: (rank.get(p, len(rank)), p))}
 
 
+def _decode_flops(ins, decoded: dict) -> tuple[float, str]:
+    """:func:`instr_flops`, remembered in ``decoded`` per (hashable) info tuple."""
+    info = ins.info
+    if type(info) is not tuple:
+        return instr_flops(ins)
+    try:
+        hit = decoded.get(info)
+    except TypeError:  # something unhashable inside
+        return instr_flops(ins)
+    if hit is None:
+        hit = decoded[info] = instr_flops(ins)
+    return hit
+
+
 def build_profile(launch, end_cycles: float = 0.0) -> KernelProfile:
     """The :class:`KernelProfile` of a finished :class:`~ascsim.sim.launch.Launch`.
 
@@ -451,10 +465,12 @@ def build_profile(launch, end_cycles: float = 0.0) -> KernelProfile:
 
     flops_by_dtype: dict[str, float] = {}
     vector_bytes = 0
+    # (rows, cols, depth, dtype) infos repeat across a kernel's mmads: decode each one once.
+    decoded: dict = {}
     for core in cores:
         for ins in core.instrs:
             if ins.pipe == "M":
-                flops, dtype = instr_flops(ins)
+                flops, dtype = _decode_flops(ins, decoded)
                 flops_by_dtype[dtype] = flops_by_dtype.get(dtype, 0.0) + flops
             elif ins.pipe == "V":
                 vector_bytes += instr_vector_bytes(ins)
