@@ -41,10 +41,6 @@ class ByteRows:
         """One past the last byte of the last row."""
         return self.first + (self.count - 1) * self.pitch + self.width
 
-    def starts(self):
-        """The rows' first bytes, as an int64 array (for consumers that need them one by one)."""
-        return self.first + self.pitch * np.arange(self.count, dtype=np.int64)
-
     def __repr__(self) -> str:
         return f"ByteRows({self.count} x {self.width} B every {self.pitch} B from {self.first})"
 

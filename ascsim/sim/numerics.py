@@ -12,6 +12,7 @@ import functools
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
 
+import ml_dtypes
 import numpy as np
 import torch
 
@@ -132,9 +133,9 @@ def convert(x: np.ndarray, target, mode: str = "rint") -> np.ndarray:
 #: conversion is ~10x faster than numpy's per element, but costs a few microseconds to set up.
 TORCH_WIDEN_MIN_ELEMENTS = 2048
 
-# numpy dtype name -> the PyTorch type of the same bits, for the low-precision floats.
-_TORCH_LOW_PRECISION = {"float16": (np.int16, torch.float16),
-                        "bfloat16": (np.int16, torch.bfloat16)}
+#: The low-precision float types the datapath widens: numpy dtype -> the PyTorch type of the
+#: same bits.
+LOW_PRECISION = {np.dtype(np.float16): torch.float16, np.dtype(ml_dtypes.bfloat16): torch.bfloat16}
 
 
 def widen_to_fp32(x: np.ndarray) -> np.ndarray:
@@ -142,13 +143,13 @@ def widen_to_fp32(x: np.ndarray) -> np.ndarray:
     fp16/bf16 value; a signalling fp16 NaN comes out quiet, as the hardware's converters do."""
     if x.dtype == np.float32:
         return x
-    low = _TORCH_LOW_PRECISION.get(x.dtype.name)
+    torch_type = LOW_PRECISION.get(x.dtype)
     # PyTorch takes neither negative strides nor read-only arrays (it warns) without a copy.
-    if (low is None or x.size < TORCH_WIDEN_MIN_ELEMENTS or not x.flags.writeable
+    if (torch_type is None or x.size < TORCH_WIDEN_MIN_ELEMENTS or not x.flags.writeable
             or any(s < 0 for s in x.strides)):
         return x.astype(np.float32)
-    bits, torch_type = low
-    return torch.from_numpy(x.view(bits)).view(torch_type).float().numpy()
+    # torch.from_numpy does not know ml_dtypes' bf16: hand it the bits as int16.
+    return torch.from_numpy(x.view(np.int16)).view(torch_type).float().numpy()
 
 
 def cube_matmul(a: np.ndarray, b: np.ndarray, initial: np.ndarray | None = None) -> np.ndarray:

@@ -3,9 +3,10 @@
 A launch runs with one BLAS thread and one PyTorch thread (:func:`launch_threads`): most of its
 arithmetic is small — one vector instruction, one Mmad of a K block — and a thread pool spends
 more time waking and spinning than computing, while its spinning threads take the cores the
-simulator's own thread needs. The exception is a product big enough to keep several threads
-busy (a Matmul's whole region, tens of millions of multiply-adds): :func:`wide` lends it the
-threads the process had before the launch.
+simulator's own thread needs. The exception is an ``mmad`` product big enough to keep several
+threads busy (tens of millions of multiply-adds): :func:`wide` lends it the threads the process
+had before the launch. (The Matmul API's region products run on worker threads instead, one
+PyTorch thread each: see ``ascsim.sim.numerics.start_cube_matmul``.)
 """
 
 from __future__ import annotations

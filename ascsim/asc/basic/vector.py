@@ -26,20 +26,12 @@ from ascsim.asc.basic._exec import (
 from ascsim.asc.context import user_location
 from ascsim.asc.params import BinaryRepeatParams, UnaryRepeatParams
 from ascsim.sim.errors import KernelError
-from ascsim.sim.numerics import widen_to_fp32
-
-_LOW_PRECISION = frozenset({"float16", "bfloat16"})
-# numpy dtype -> whether it is widened; ``dtype.name`` is computed in Python on every access.
-_WIDENED: dict = {}
+from ascsim.sim.numerics import LOW_PRECISION, widen_to_fp32
 
 
 def compute_dtype(arr: np.ndarray) -> np.ndarray:
     """Operands as the datapath sees them: fp16/bf16 widened to fp32."""
-    dtype = arr.dtype
-    widen = _WIDENED.get(dtype)
-    if widen is None:
-        widen = _WIDENED[dtype] = dtype.name in _LOW_PRECISION
-    return widen_to_fp32(arr) if widen else arr
+    return widen_to_fp32(arr) if arr.dtype in LOW_PRECISION else arr
 
 
 def _relu(x):
