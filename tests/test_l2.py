@@ -9,7 +9,6 @@ import ascsim.asc as asc
 from ascsim import context
 from ascsim.hw import DEFAULT_SOC, get_soc
 from ascsim.sim.l2 import LINE_BYTES, L2Cache
-from ascsim.sim.transfer import transfer_cycles
 
 
 def _cache(l2_bytes=1 << 20, size=1 << 16):
@@ -118,7 +117,8 @@ def test_transfer_without_addresses_is_costed_as_a_miss(soc_910b4):
     launch = Launch(LaunchConfig(kernel="k", soc=soc_910b4, block_num=1), DeviceMemory())
 
     def body(core):
-        busy, lat = transfer_cycles(core, "GM->UB", 4096)
+        busy, lat = core.costs.transfer(core, core.costs.path(core.kind, "GM->UB"), 4096, 1,
+                                        None, 0.0)
         assert lat == soc_910b4.timing.gm_read_latency_cycles
         assert busy == pytest.approx(4096 / 110 + soc_910b4.timing.mte2_startup_cycles)
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ascsim.asc import dtypes
+from ascsim.asc.hints import PYASC_HINTS
 from ascsim.asc.struct import Struct
 from ascsim.asc.values import GlobalAddress, RuntimeInt
 from ascsim.context import current_soc
@@ -208,7 +209,7 @@ def run_launch(name: str, body, args: dict, constexpr: set, block_num: int, kind
             converted[pname] = convert_scalar(pname, value)
     config = LaunchConfig(kernel=name, soc=soc, block_num=block_num, kind=kind,
                           strict=SESSION.strict)
-    launch = Launch(config, memory)
+    launch = Launch(config, memory, hints=PYASC_HINTS)
     # A factory may return None (e.g. the kernel checks when SESSION.checks is off).
     launch.observers.extend(o for o in (f(launch) for f in SESSION.observer_factories)
                             if o is not None)

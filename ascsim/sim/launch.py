@@ -12,15 +12,34 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ascsim.hw import SocSpec
+from ascsim.sim import execute as _execute  # noqa: F401 - fills Core.execute's dispatch table
 from ascsim.sim.core import PIPES, Core
 from ascsim.sim.findings import FindingLog
 from ascsim.sim.memory import DeviceMemory
 from ascsim.sim.profile import build_profile
 from ascsim.sim.report import CoreReport, KernelReport
 from ascsim.sim.scheduler import Scheduler
+from ascsim.sim.sync import CrossCoreState
 from ascsim.sim.threads import launch_threads
 
 KERNEL_KINDS = ("AIV_ONLY", "AIC_ONLY", "MIX")
+
+#: The machine's own wording of the advice that goes with its findings; a front-end passes its
+#: own (``Launch(hints=...)``) so that the advice names its language's calls.
+DEFAULT_HINTS = {
+    "alignment": "start {space} operands on a {align}-byte boundary (offset views by whole "
+                 "blocks)",
+    "flag-set-twice": "wait for an event once before raising the same event id again",
+    "flag-wait-unset": "raise event {event_id} from {src} to {dst} before waiting for it",
+    "race-pipes": "order the {first} write and the {second} access with an event from {first} "
+                  "to {second} (set after the first, wait before the second)",
+    "race-cores": "give each core its own GM range, or combine the writes atomically",
+    "race-cross-core": "raise a cross-core flag after the producer's copy-out and wait for it "
+                       "before the consumer reads (or put a barrier of all cores between them)",
+    "gate-held": "give every buffer back before the kernel returns",
+    "cross-core-pending": "wait for the flag on the receiving core before setting it again",
+    "deadlock": "every wait needs a matching set on another running core",
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,8 +71,10 @@ def _block_cores(kind: str, block: int) -> list[tuple[str, int, int]]:
 class Launch:
     """Runs a kernel body on every core of a launch and produces a :class:`KernelReport`."""
 
-    def __init__(self, config: LaunchConfig, memory: DeviceMemory, observers=()):
+    def __init__(self, config: LaunchConfig, memory: DeviceMemory, observers=(), hints=None):
         self.config = config
+        # The front-end's advice for the machine's findings, by finding kind (see :meth:`hint`).
+        self.hints = dict(DEFAULT_HINTS, **(hints or {}))
         self.soc = config.soc
         self.memory = memory
         self.observers = list(observers)
@@ -62,6 +83,10 @@ class Launch:
         self.kind = config.kind
         # Anything the front-end wants to keep per launch (cross-core flags, matmul servers...).
         self.shared: dict = {}
+        # Cross-core flag counters and gathers, and every buffer gate made in the launch.
+        self.cross_core = CrossCoreState()
+        self.gates: list = []
+        self._partners: dict = {}  # (group, kind, sub-block) -> core, see partner()
         # Cross-core hand-offs for the trace: (src core id, src pipe, t_set, dst core id,
         # dst pipe, t_wait, loc), times in cycles. See :meth:`record_cross_edge`.
         self.cross_edges: list[tuple] = []
@@ -73,6 +98,25 @@ class Launch:
         self.cross_edges.append((getattr(src_core, "core_id", src_core), src_pipe, float(t_set),
                                  getattr(dst_core, "core_id", dst_core), dst_pipe, float(t_wait),
                                  loc))
+
+    def partner(self, core, kind: str, sub_block: int = 0):
+        """The core of ``kind`` (the AIV of ``sub_block``) in ``core``'s group, or None."""
+        key = (core.group, kind, sub_block if kind == "AIV" else 0)
+        found = self._partners.get(key)
+        if found is None:
+            for other in self.cores:
+                if (other.kind == kind and other.group == core.group
+                        and (kind != "AIV" or other.sub_block_idx == sub_block)):
+                    found = self._partners[key] = other
+                    break
+        return found
+
+    def hint(self, kind: str, **fields) -> str:
+        """The advice that goes with a finding of ``kind``, in the words of the front-end that
+        launched the kernel (a pyasc hint names that language's event calls), with ``fields``
+        filled in."""
+        text = self.hints.get(kind, "")
+        return text.format(**fields) if fields else text
 
     def blocks_per_wave(self) -> int:
         soc = self.soc

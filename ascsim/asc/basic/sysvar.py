@@ -55,7 +55,7 @@ def get_program_counter() -> RuntimeInt:
 
 
 def get_arch_version() -> RuntimeInt:
-    return RuntimeInt(current_core().soc.npu_arch)
+    return RuntimeInt(current_core().soc.arch_version)
 
 
 def trap() -> None:

@@ -31,8 +31,8 @@ class KernelChecks:
         self.uninit = UninitCheck(launch, self.describe_space)
         self.alignment = AlignmentCheck(launch)
         self.cross = CrossCoreSync(self.clocks_of)
-        # Queue and cross-core hooks are plain delegations (bound here: they run per call).
-        self.on_queue = self.queues.on_queue
+        # Gate and cross-core hooks are plain delegations (bound here: they run per call).
+        self.on_gate = self.queues.on_gate
         self.on_cross_core_set = self.cross.on_cross_core_set
         self.on_cross_core_release = self.cross.on_cross_core_release
         self.on_cross_core_wait = self.cross.on_cross_core_wait
