@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ascsim.asc.lib.host as host
-from ascsim import context
 from ascsim.asc.adv.tiling_structs import TCubeTiling
 from ascsim.asc.enums import TPosition as KernelTPosition
 from ascsim.hw import get_soc
+from ascsim.session import SESSION
 from ascsim.tiling import (
     TCUBE_TILING_FIELDS,
     MatmulTilingRequest,
@@ -443,9 +443,9 @@ def test_tcubetiling_fields_in_order() -> None:
 
 
 def test_platform_reports_the_current_soc() -> None:
-    previous = context.current_soc()
+    previous = SESSION.soc
     try:
-        context.set_soc("Ascend950PR_9579")
+        SESSION.set_soc("Ascend950PR_9579")
         platform = host.get_ascendc_platform()
         assert platform.get_soc_version() == "Ascend950PR_9579"
         assert (platform.get_core_num_aic(), platform.get_core_num_aiv()) == (28, 56)
@@ -459,5 +459,5 @@ def test_platform_reports_the_current_soc() -> None:
         assert mt.get_tiling(tiling) == 0
         assert tiling.used_core_num == 2
     finally:
-        context.set_soc(previous)
+        SESSION.set_soc(previous)
     assert host.PlatformAscendCManager.get_instance("Ascend910B4").get_core_num_aic() == 20

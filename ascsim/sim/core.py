@@ -73,8 +73,6 @@ class Core:
         self.bytes_moved: dict[str, int] = {}
         self.timing = soc.timing
         self.finished = False
-        # Filled in by the launch: the GM bandwidth (B/cycle) this core gets while sharing.
-        self.gm_share = soc.gm_bandwidth_bytes_per_cycle
 
     # ----------------------------------------------------------------- scalar work
     def scalar_work(self, cycles: float) -> None:
