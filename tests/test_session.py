@@ -18,6 +18,7 @@ from ascsim.asc.launcher import run_launch
 from ascsim.hw import DEFAULT_SOC, get_soc
 from ascsim.session import SESSION, Session
 from ascsim.sim.checks import KernelChecks
+from ascsim.sim.errors import CheckError
 from ascsim.sim.host import HostArgument, is_memory
 from ascsim.sim.launch import Launch, LaunchConfig, LaunchOptions
 from ascsim.sim.memory import DeviceMemory
@@ -181,8 +182,10 @@ def test_strict_and_checks_reach_the_launch_through_the_session():
     report = past_the_end[1](out)
     assert [f.category for f in report.findings] == ["gm-out-of-bounds"]
     SESSION.strict = True
-    with pytest.raises(Exception, match="out of bounds|past"):
+    with pytest.raises(CheckError, match="gm-out-of-bounds"):
         past_the_end[1](out)
+    SESSION.strict, SESSION.checks = False, False  # GM bounds are checked where the access is
+    assert [f.category for f in past_the_end[1](out).findings] == ["gm-out-of-bounds"]
 
 
 def test_the_machine_does_not_import_the_session():

@@ -52,7 +52,7 @@ class LaunchOptions:
 
     * ``checks``: run the dynamic kernel checks (:class:`ascsim.sim.checks.KernelChecks`) as the
       launch's first observer.
-    * ``strict``: the first finding raises :class:`ascsim.sim.errors.KernelError`.
+    * ``strict``: the first finding raises :class:`ascsim.sim.errors.CheckError`.
     * ``observers``: more observer factories, ``factory(launch)`` returning an observer or None;
       called in order while the launch is built, so every observer sees the whole launch.
     * ``keep``: the launch is kept after it ends (a trace reads its instructions). The launcher
