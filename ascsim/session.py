@@ -55,8 +55,8 @@ class Session:
     """
 
     def __init__(self) -> None:
-        # The SoC fields are read and written from the threads of parallel launches (e.g. the
-        # tuner's), so they change under a lock.
+        # A program may select SoCs and launch from several threads: the SoC, backend and
+        # collector fields change under a lock.
         self._lock = threading.Lock()
         self._soc: SocSpec | None = None
         self._backend = "Model"
@@ -152,3 +152,5 @@ class Session:
 
 
 SESSION = Session()
+
+__all__ = ["SESSION", "Collection", "Session"]
