@@ -26,7 +26,6 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ascsim import context
 from ascsim.demo import EXAMPLES_DIR, load_example
 from ascsim.session import SESSION
 
@@ -127,7 +126,6 @@ def example_launch_times(quick: bool) -> list[tuple[str, str, float]]:
         log: list[tuple[str, float]] = []
         with timed_launches(log):
             module.run(**kwargs)
-        SESSION.clear()
         rows.extend((path.stem, kernel, seconds) for kernel, seconds in log)
     return rows
 
@@ -165,7 +163,6 @@ def measure(case: SpeedCase, repeats: int) -> Measurement:
     for _ in range(repeats):
         sims.append(_seconds(case.simulate))
         refs.append(statistics.median(_seconds(case.reference) for _ in range(REF_REPEATS)))
-    SESSION.clear()  # the reports of repeated launches are not needed
     # The launches' records are garbage now, partly in reference cycles: collect them here, so
     # the next case's rounds do not pay for this case's garbage (SwiGLU's rounds leave ~10^5
     # objects, a 0.2 s collection that otherwise lands in some later, shorter kernel's round).
@@ -183,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny shapes, one repeat")
     args = parser.parse_args(argv)
-    context.request_soc(SOC)
+    SESSION.request_soc(SOC)
     if args.quick:
         cases = [add_case(2 * 1024), swiglu_case((2, 4, 256)), matmul_case(512, 256, 256)]
         repeats = 1

@@ -8,7 +8,7 @@ import pytest
 from kernel_helpers import run_vector
 
 import ascsim.asc as asc
-from ascsim.context import current_soc, set_soc
+from ascsim.session import SESSION
 from ascsim.sim.errors import KernelError
 
 F16, F32 = np.dtype(np.float16), np.dtype(np.float32)
@@ -224,15 +224,15 @@ def _alloc_kernel(x: asc.GlobalAddress, nbytes: asc.ConstExpr[int]):
 @pytest.mark.parametrize(("soc", "capacity"), [("Ascend910B1", 196608),
                                                ("Ascend950PR_9579", 253952)])
 def test_init_buffer_beyond_ub_capacity(soc, capacity):
-    before = current_soc()
-    set_soc(soc)
+    before = SESSION.soc
+    SESSION.set_soc(soc)
     try:
         x = np.zeros(8, F32)
         _alloc_kernel[1](x, capacity)  # exactly full is fine
         with pytest.raises(KernelError) as info:
             _alloc_kernel[1](x, capacity + 32)
     finally:
-        set_soc(before)
+        SESSION.set_soc(before)
     msg = str(info.value)
     assert f"test_data_copy.py:{_line_of('# <- init_buffer')}" in msg
     assert str(capacity + 32) in msg and str(capacity) in msg and "UB" in msg

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import ascsim.asc as asc
-from ascsim import context
 from ascsim.hw import DEFAULT_SOC, get_soc
+from ascsim.session import SESSION
 from ascsim.sim.l2 import LINE_BYTES, L2Cache
 
 
@@ -70,9 +70,9 @@ def _copy_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, n: asc.ConstExpr[in
 
 @pytest.fixture
 def soc_910b4():
-    context.set_soc("Ascend910B4")
+    SESSION.set_soc("Ascend910B4")
     yield get_soc("Ascend910B4")
-    context.set_soc(DEFAULT_SOC)
+    SESSION.set_soc(DEFAULT_SOC)
 
 
 def test_rereading_the_same_tile_is_faster_than_the_first_read(soc_910b4):

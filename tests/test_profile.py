@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 import ascsim.asc as asc
-from ascsim import context
 from ascsim.asc.values import RuntimeInt
 from ascsim.hw import get_soc
 from ascsim.isa import Bursts, Copy, FixPipe, Mmad
@@ -35,10 +34,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 @pytest.fixture(autouse=True)
 def _soc():
-    before = context.current_soc()
-    context.set_soc(SOC)
+    before = SESSION.soc
+    SESSION.set_soc(SOC)
     yield
-    context.set_soc(before)
+    SESSION.set_soc(before)
 
 
 @asc.jit
@@ -223,14 +222,9 @@ def test_peaks_match_the_reference_table():
 
 
 def test_trace_is_valid_with_flag_and_cross_core_flows():
-    saved = SESSION.keep_launches
-    SESSION.keep_launches = True
-    try:
+    with SESSION.collect(launches=True) as run:
         report, _, _ = run_exp(blocks=2, per_core=1024, tile=256, reps=2)
-        launch = SESSION.launches[-1]
-    finally:
-        SESSION.keep_launches = saved
-        SESSION.launches.clear()
+    launch = run.launches[-1]
     src, dst = launch.cores
     t_set = src.instrs[-1].done
     t_wait = max(t_set, dst.instrs[0].start) + 150

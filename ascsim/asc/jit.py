@@ -119,7 +119,7 @@ class _Launcher:
         bound.apply_defaults()
         body = jit_fn.compiled(True)
         return run_launch(jit_fn.fn.__name__, body, dict(bound.arguments), jit_fn.constexpr,
-                          int(self.launch.core_num), jit_fn.kernel_kind(options), options)
+                          int(self.launch.core_num), jit_fn.kernel_kind(options))
 
 
 def jit(fn=None, **options):

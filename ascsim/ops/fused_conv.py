@@ -19,9 +19,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ascsim import context
 from ascsim.asc.runtime.config import KernelType
-from ascsim.hw import get_soc
 from ascsim.ops.conv_plan import ConvPlan, plan_conv
 from ascsim.ops.conv_spec import ConvSpec, conv_spec_from
 from ascsim.ops.dispatch import dispatch
@@ -34,6 +32,7 @@ from ascsim.ops.kernels.conv_vector import (
     pre_layout,
 )
 from ascsim.ops.result import OpInfo
+from ascsim.session import SESSION
 
 VARIANTS = ("semi", "fused", "unfused")
 _TORCH_NAMES = {torch.float16: "float16", torch.float32: "float32", torch.bfloat16: "bfloat16"}
@@ -158,10 +157,7 @@ def fused_conv(x, w, b, strides, pads, dilations=(1, 1), *, act: str, op: str,
     names = tuple(_dtype_name(t) for t in inputs)
     dispatch("conv2d_act", tuple((len(t.shape), d) for t, d in zip(inputs, names)))
     spec = conv_spec_from(x.shape, w.shape, b.shape, names[0], strides, pads, dilations)
-    soc_spec = get_soc(soc) if isinstance(soc, str) else (soc or context.current_soc())
-    previous = context.current_soc()
-    context.set_soc(soc_spec)
-    try:
+    with SESSION.using_soc(soc) as soc_spec:
         plan = plan_conv(spec, soc_spec)
         call = _Call(_tensor(x), _tensor(w), _tensor(b), spec, plan, soc_spec, act)
         ran = {}
@@ -173,8 +169,6 @@ def fused_conv(x, w, b, strides, pads, dilations=(1, 1), *, act: str, op: str,
             known = _AUTO_TIMES[(spec, soc_spec.name, act)]
             variant = min(VARIANTS, key=known.__getitem__)
         y, info = ran[variant] if variant in ran else _run_variant(call, variant, op)
-    finally:
-        context.set_soc(previous)
     if isinstance(x, np.ndarray):
         y = y.view(torch.uint16).numpy().view(x.dtype) if names[0] == "bfloat16" else y.numpy()
     return (y, info) if return_report else y

@@ -77,8 +77,6 @@ class Core:
         self.timing = soc.timing
         self.costs = cost_table(soc)
         self.finished = False
-        # Filled in by the launch: the GM bandwidth (B/cycle) this core gets while sharing.
-        self.gm_share = soc.gm_bandwidth_bytes_per_cycle
 
     # ----------------------------------------------------------------- scalar work
     def scalar_work(self, cycles: float) -> None:

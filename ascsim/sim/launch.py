@@ -3,16 +3,23 @@
 Block layout follows the hardware: an AIV_ONLY (AIC_ONLY) launch of n blocks runs n AIVs (AICs);
 a MIX launch of n blocks runs n groups of 1 AIC + 2 AIV, the AIVs numbered 2·i and 2·i+1. Blocks
 beyond the physical core count run in later waves on the same cores. Cores that run at the same
-time share the chip's GM bandwidth.
+time share the chip's GM bandwidth through the L2 model: each streams at its own L2 port rate, and
+the launch's HBM traffic at the chip's HBM bandwidth bounds the launch time (see
+:mod:`ascsim.sim.transfer` and :mod:`ascsim.sim.l2`).
+
+What to launch is a :class:`LaunchConfig`; how to run it (checks, strict mode, observers) is a
+:class:`LaunchOptions` the launcher passes in. The machine reads no process-wide settings.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from ascsim.hw import SocSpec
 from ascsim.sim import execute as _execute  # noqa: F401 - fills Core.execute's dispatch table
+from ascsim.sim.checks import KernelChecks
 from ascsim.sim.core import PIPES, Core
 from ascsim.sim.findings import FindingLog
 from ascsim.sim.memory import DeviceMemory
@@ -50,13 +57,35 @@ class LaunchConfig:
     soc: SocSpec
     block_num: int
     kind: str = "AIV_ONLY"
-    strict: bool = False
 
     def __post_init__(self):
         if self.block_num <= 0:
             raise ValueError(f"block_num must be positive, got {self.block_num}")
         if self.kind not in KERNEL_KINDS:
             raise ValueError(f"kernel kind must be one of {KERNEL_KINDS}, got {self.kind!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class LaunchOptions:
+    """How to run a launch, decided by whoever launches it (for pyasc kernels, the launcher,
+    from the process's session settings).
+
+    * ``checks``: run the dynamic kernel checks (:class:`ascsim.sim.checks.KernelChecks`) as the
+      launch's first observer.
+    * ``strict``: the first finding raises :class:`ascsim.sim.errors.CheckError`.
+    * ``observers``: more observer factories, ``factory(launch)`` returning an observer or None;
+      called in order while the launch is built, so every observer sees the whole launch.
+    * ``keep``: the launch is kept after it ends (a trace reads its instructions). The launcher
+      then leaves its GM buffers alone instead of handing their bytes back to the pool.
+    * ``hints``: the front-end's wording of the advice that goes with the machine's findings,
+      by finding kind (:data:`DEFAULT_HINTS` fills the rest).
+    """
+
+    checks: bool = True
+    strict: bool = False
+    observers: tuple[Callable[[Launch], object], ...] = ()
+    keep: bool = False
+    hints: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
 
 def _block_cores(kind: str, block: int) -> list[tuple[str, int, int]]:
@@ -71,14 +100,15 @@ def _block_cores(kind: str, block: int) -> list[tuple[str, int, int]]:
 class Launch:
     """Runs a kernel body on every core of a launch and produces a :class:`KernelReport`."""
 
-    def __init__(self, config: LaunchConfig, memory: DeviceMemory, observers=(), hints=None):
+    def __init__(self, config: LaunchConfig, memory: DeviceMemory,
+                 options: LaunchOptions = LaunchOptions()):
         self.config = config
+        self.options = options
         # The front-end's advice for the machine's findings, by finding kind (see :meth:`hint`).
-        self.hints = dict(DEFAULT_HINTS, **(hints or {}))
+        self.hints = {**DEFAULT_HINTS, **options.hints}
         self.soc = config.soc
         self.memory = memory
-        self.observers = list(observers)
-        self.findings = FindingLog(strict=config.strict)
+        self.findings = FindingLog(strict=options.strict)
         self.cores: list[Core] = []
         self.kind = config.kind
         # Anything the front-end wants to keep per launch (cross-core flags, matmul servers...).
@@ -90,6 +120,12 @@ class Launch:
         # Cross-core hand-offs for the trace: (src core id, src pipe, t_set, dst core id,
         # dst pipe, t_wait, loc), times in cycles. See :meth:`record_cross_edge`.
         self.cross_edges: list[tuple] = []
+        # Built last: an observer may read any of the above from the launch it is given.
+        self.observers: list = [KernelChecks(self)] if options.checks else []
+        for factory in options.observers:
+            observer = factory(self)
+            if observer is not None:
+                self.observers.append(observer)
 
     def record_cross_edge(self, src_core, src_pipe: str, t_set: float, dst_core, dst_pipe: str,
                           t_wait: float, loc=None) -> None:
@@ -145,7 +181,6 @@ class Launch:
                     core.scalar_work(self.soc.timing.kernel_start_cycles)
                     wave_cores.append(core)
                     self.cores.append(core)
-            self._share_bandwidth(wave_cores)
             for observer in self.observers:
                 observer.on_wave_start(self, wave_cores)
             Scheduler(wave_cores, body).run()
@@ -154,12 +189,6 @@ class Launch:
         for observer in self.observers:
             observer.on_launch_end(self)
         return self._report()
-
-    def _share_bandwidth(self, cores: list[Core]) -> None:
-        total = self.soc.gm_bandwidth_bytes_per_cycle
-        share = total / max(1, len(cores))
-        for core in cores:
-            core.gm_share = share
 
     def partial_report(self) -> KernelReport:
         """The report of a launch that stopped with an error: its findings and the timing of
