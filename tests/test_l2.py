@@ -123,4 +123,4 @@ def test_transfer_without_addresses_is_costed_as_a_miss(soc_910b4):
         assert busy == pytest.approx(4096 / 110 + soc_910b4.timing.mte2_startup_cycles)
 
     launch.run(body)
-    assert launch.shared["l2"].miss_bytes == 4096
+    assert launch.l2.miss_bytes == 4096

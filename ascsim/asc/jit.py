@@ -31,8 +31,7 @@ def _is_constexpr(annotation) -> bool:
 
 
 def _loop_tick() -> None:
-    core = scheduler.current_core()
-    core.scalar_work(core.timing.scalar_cycles_per_loop_iter)
+    scheduler.current_core().loop_iteration()
 
 
 def _iterate(loop) -> Any:

@@ -84,6 +84,12 @@ class Core:
         self.scalar += cycles
         self.busy["S"] += cycles
 
+    def loop_iteration(self) -> None:
+        """The scalar unit's loop control for one iteration of a kernel loop."""
+        cycles = self.timing.scalar_cycles_per_loop_iter
+        self.scalar += cycles
+        self.busy["S"] += cycles
+
     def call_overhead(self) -> None:
         """The scalar cost of issuing one API call (argument set-up, address computation)."""
         cycles = self.timing.scalar_cycles_per_call

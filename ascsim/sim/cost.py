@@ -37,7 +37,7 @@ import numpy as np
 from ascsim.hw import SocSpec
 from ascsim.hw.spec import PATH_PIPE
 from ascsim.isa.operands import REPEAT_BYTES
-from ascsim.sim.l2 import LINE_BYTES, l2_of
+from ascsim.sim.l2 import LINE_BYTES
 
 #: The TimingParams field with each pipe's fixed start-up cycles per transfer instruction.
 STARTUP_FIELD = {"MTE1": "mte1_startup_cycles", "MTE2": "mte2_startup_cycles",
@@ -126,7 +126,7 @@ class CostTable:
         if first is not None and first % LINE_BYTES:
             rate *= cost.misaligned_factor
         busy = nbytes / rate + cost.startup + (bursts - 1) * cost.burst_gap
-        cache = l2_of(core.launch)
+        cache = core.launch.l2
         if cost.reads_gm:
             if first is None:
                 cache.unknown_read(nbytes)

@@ -22,6 +22,7 @@ from ascsim.sim import execute as _execute  # noqa: F401 - fills Core.execute's 
 from ascsim.sim.checks import KernelChecks
 from ascsim.sim.core import PIPES, Core
 from ascsim.sim.findings import FindingLog
+from ascsim.sim.l2 import L2Cache
 from ascsim.sim.memory import DeviceMemory
 from ascsim.sim.profile import build_profile
 from ascsim.sim.report import CoreReport, KernelReport
@@ -111,8 +112,10 @@ class Launch:
         self.findings = FindingLog(strict=options.strict)
         self.cores: list[Core] = []
         self.kind = config.kind
-        # Anything the front-end wants to keep per launch (cross-core flags, matmul servers...).
+        # The front-end's own per-launch bookkeeping (its frameworks' objects, registers, ...);
+        # the machine's state has attributes of its own.
         self.shared: dict = {}
+        self.l2_cache: L2Cache | None = None  # made on the first GM transfer (see l2)
         # Cross-core flag counters and gathers, and every buffer gate made in the launch.
         self.cross_core = CrossCoreState()
         self.gates: list = []
@@ -134,6 +137,14 @@ class Launch:
         self.cross_edges.append((getattr(src_core, "core_id", src_core), src_pipe, float(t_set),
                                  getattr(dst_core, "core_id", dst_core), dst_pipe, float(t_wait),
                                  loc))
+
+    @property
+    def l2(self) -> L2Cache:
+        """The launch's L2 model (made on the first GM transfer)."""
+        if self.l2_cache is None:
+            buffers = self.memory.buffers
+            self.l2_cache = L2Cache(self.soc.l2_bytes, lambda bid: buffers[bid].capacity)
+        return self.l2_cache
 
     def partner(self, core, kind: str, sub_block: int = 0):
         """The core of ``kind`` (the AIV of ``sub_block``) in ``core``'s group, or None."""
@@ -213,7 +224,7 @@ class Launch:
                 instructions=len(core.instrs)))
             for path, n in core.bytes_moved.items():
                 bytes_moved[path] = bytes_moved.get(path, 0) + n
-        l2 = self.shared.get("l2")
+        l2 = self.l2_cache
         if l2 is not None:
             # All cores together move no more than the chip's HBM bandwidth (sim/l2.py).
             end = max(end, l2.hbm_bound_cycles(soc.gm_bandwidth_bytes_per_cycle))

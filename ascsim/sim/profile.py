@@ -441,7 +441,7 @@ def build_profile(launch, end_cycles: float = 0.0) -> KernelProfile:
             moved[path] = moved.get(path, 0) + int(n)
     moved = _ordered_paths(moved)
     gm_bytes = sum(n for p, n in moved.items() if _touches_gm(p))
-    l2 = launch.shared.get("l2") if isinstance(getattr(launch, "shared", None), dict) else None
+    l2 = getattr(launch, "l2_cache", None)
     hbm_bytes = float(l2.hbm_bytes()) if l2 is not None else float(gm_bytes)
     hbm_us = hbm_bytes / soc.gm_bandwidth_bytes_per_s * 1e6
 

@@ -100,6 +100,10 @@ def _no_time(core, gate: Gate) -> None:
     were set when it was handed over, and the next producer waits for its last use."""
 
 
+#: Acquires that take over a buffer from the other side: -> (giving pipe, taking pipe).
+HANDED = {"acquire_read": lambda gate: (gate.producer, gate.consumer),
+          "acquire_write": lambda gate: (gate.consumer, gate.producer)}
+
 GATE_TIMING = {"acquire_write": _gate_acquire_write, "release_write": _gate_release_write,
                "acquire_read": _no_time, "release_read": _no_time}
 
@@ -108,6 +112,11 @@ def execute_gate(core, rec: GateOp) -> None:
     gate = rec.gate
     core.call_overhead()
     GATE_TIMING[rec.action](core, gate)
+    if rec.action in HANDED and gate.last_done:
+        # The hand-over as a flow arrow in the trace: from the side that gave the buffer back
+        # (its last access) to the side that takes it now (its first access may start then).
+        src, dst = HANDED[rec.action](gate)
+        core.flag_edges.append((src, gate.last_done, dst, gate.ready, rec.loc))
     gate.state = GATE_STATES[rec.action]
     if rec.action == "acquire_write":
         gate.taken_at = rec.loc
