@@ -253,7 +253,8 @@ def test_a_failed_launch_reaches_the_collector_with_its_partial_report():
     def faulty(y: asc.GlobalAddress):
         g = asc.GlobalTensor()
         g.set_global_buffer(y)
-        g.set_value(1 << 20, 1.0)  # far past the allocation: a memory fault
+        g.set_value(0, 1.0)
+        asc.trap()  # the kernel stops here
 
     with SESSION.collect() as run, pytest.raises(Exception):  # noqa: B017,PT011 - any error
         faulty[1](x)

@@ -140,6 +140,18 @@ class DeviceMemory:
         self.buffers.append(buf)
         return buf
 
+    def read_span(self, address: int, nbytes: int) -> np.ndarray:
+        """A copy of ``nbytes`` of GM from ``address``, across allocations: the bytes of
+        whatever allocation (padding included) holds each address, the fill byte where none
+        does. What the device reads when a kernel reads past its tensor's allocation."""
+        out = np.full(nbytes, FILL_BYTE, dtype=np.uint8)
+        end = address + nbytes
+        for buf in self.buffers:
+            lo, hi = max(address, buf.address), min(end, buf.address + buf.capacity)
+            if lo < hi:
+                out[lo - address:hi - address] = buf.data[lo - buf.address:hi - buf.address]
+        return out
+
     def from_array(self, array: np.ndarray, name: str) -> GmBuffer:
         """Allocate and copy a host array in (host-to-device copy)."""
         raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)

@@ -1,8 +1,12 @@
 """Operands as the machine touches them: numpy views of regions, with the bounds rules applied.
 
-The rules are those of :mod:`ascsim.isa.operands`: bytes outside a memory are a fault; bytes past a
-local allocation's end are a ``local-overflow`` finding, past a GM allocation's true size a
-``gm-out-of-bounds`` finding, and the access goes ahead as on the device. Gates (the buffer
+The rules are those of :mod:`ascsim.isa.operands`: bytes outside a local memory are a fault; bytes
+past a local allocation's end are a ``local-overflow`` finding, past a GM allocation's true size
+a ``gm-out-of-bounds`` finding, and the access goes ahead as on the device. A GM access beyond
+the allocation's padding is a ``gm-out-of-bounds`` finding too: as on the device, a read gets
+whatever lies at those addresses (the next allocation's bytes, the fill byte past all of
+them), and a write there is dropped -- it never changes another allocation behind the kernel's
+back. Gates (the buffer
 hand-over of queue slots, :class:`ascsim.sim.sync.Gate`) order the instructions that touch a
 gated region; :func:`gates_ready` and :func:`gates_done` apply them.
 """
@@ -23,7 +27,7 @@ def view(core, region: Region, start: int, count: int, loc) -> np.ndarray:
     lo = region.offset + start * size
     hi = lo + count * size
     if lo < 0 or hi > mem.capacity:
-        _fault(mem, lo, hi, loc)
+        return _outside(core, mem, lo, hi, loc).view(np_dtype)
     if mem.space == "GM":
         if hi > mem.nbytes:
             _past_gm_end(core, mem, lo, hi, loc)
@@ -43,7 +47,7 @@ def raw_bytes(core, region: Region, lo: int, hi: int, loc) -> np.ndarray:
     mem = region.mem
     a, b = region.offset + lo, region.offset + hi
     if a < 0 or b > mem.capacity:
-        _fault(mem, a, b, loc)
+        return _outside(core, mem, a, b, loc)
     if mem.space == "GM":
         if b > mem.nbytes:
             _past_gm_end(core, mem, a, b, loc)
@@ -125,14 +129,20 @@ def check_alignment(core, op: str, regions, loc) -> None:
                 core=core.core_id)
 
 
-def _fault(mem, lo: int, hi: int, loc):
-    if mem.space == "GM":
-        raise KernelError(
-            f"GM access to bytes [{lo}, {hi}) of '{mem.name}' is outside its allocation "
-            f"({mem.nbytes} B, {mem.capacity} B with allocator padding): on the device "
-            "this is a memory fault", loc)
-    raise KernelError(f"access to bytes [{lo}, {hi}) of {mem.name} is outside the buffer "
-                      f"({mem.capacity} B on this SoC)", loc)
+def _outside(core, mem, lo: int, hi: int, loc) -> np.ndarray:
+    """Bytes ``[lo, hi)`` of a memory that lie (partly) outside it: a fault for a core's own
+    buffer; for GM a finding, and a copy of what the addresses hold (writes to it are lost)."""
+    if mem.space != "GM":
+        raise KernelError(f"access to bytes [{lo}, {hi}) of {mem.name} is outside the buffer "
+                          f"({mem.capacity} B on this SoC)", loc)
+    core.launch.findings.report(
+        "gm-out-of-bounds",
+        f"access to bytes [{lo}, {hi}) of '{mem.name}' runs past its allocation ({mem.nbytes} B, "
+        f"{mem.capacity} B with allocator padding): the device reads whatever lies there (here "
+        "the next allocation's bytes, 0xFF past all of them) and a write there is dropped",
+        loc, hint="check the offset and length arithmetic, or pad the tensor on the host",
+        core=core.core_id, buffer=mem.name, start=lo, stop=hi, size=mem.nbytes)
+    return core.launch.memory.read_span(mem.address + lo, hi - lo)
 
 
 def _past_gm_end(core, mem, lo: int, hi: int, loc) -> None:
