@@ -35,8 +35,8 @@ from functools import lru_cache
 import numpy as np
 
 from ascsim.hw import SocSpec
-from ascsim.hw.spec import PATH_PIPE
-from ascsim.isa.operands import REPEAT_BYTES
+from ascsim.hw.spec import BUFFER_NAMES, PATH_PIPE
+from ascsim.isa.operands import REPEAT_BYTES, required_alignment
 from ascsim.sim.l2 import LINE_BYTES
 
 #: The TimingParams field with each pipe's fixed start-up cycles per transfer instruction.
@@ -85,6 +85,9 @@ class CostTable:
         self.scalar_per_call = timing.scalar_cycles_per_call
         self._vector: dict = {}
         self._paths: dict = {}
+        #: Required operand alignment by memory space (a plain dict: looked up per operand).
+        self.alignment = {space: required_alignment(soc.alignment, space)
+                          for space in (*BUFFER_NAMES, "GM")}
         self._routes: dict = {}
         self._read_port = {kind: soc.core_bw(kind.lower()).for_path("L0C->L1")
                            for kind in ("AIC",)}
@@ -141,15 +144,17 @@ class CostTable:
         return nbytes / self._read_port["AIC"] + self.soc.timing.fixpipe_startup_cycles
 
     # ------------------------------------------------------------------ vector unit
-    def vector(self, op_class: str, dtype_name: str, repeats: int,
+    def vector(self, op_class: str, dtype, repeats: int,
                bytes_per_repeat: int = REPEAT_BYTES) -> tuple[float, float]:
-        """(busy, latency) of ``repeats`` repeats of a vector instruction of ``op_class``."""
-        key = (op_class, dtype_name, repeats, bytes_per_repeat)
+        """(busy, latency) of ``repeats`` repeats of a vector instruction of ``op_class`` on
+        ``dtype`` (a numpy dtype or a type name)."""
+        key = (op_class, dtype, repeats, bytes_per_repeat)
         entry = self._vector.get(key)
         if entry is None:
             if len(self._vector) >= VECTOR_CACHE_LIMIT:
                 self._vector.clear()
-            busy, latency = self.soc.vector_cost(op_class, dtype_name).cycles(
+            name = dtype if isinstance(dtype, str) else dtype.name
+            busy, latency = self.soc.vector_cost(op_class, name).cycles(
                 max(1, repeats), bytes_per_repeat)
             entry = self._vector[key] = (busy * self.bank_factor, latency)
         return entry

@@ -77,7 +77,7 @@ def execute_copy(core, rec: Copy):
     if src is None or dst is None:
         return _timing_only_copy(core, rec)
     cost = route(core, src, dst, loc)
-    check_alignment(core, rec.op, [r for r in (dst, src) if r.mem.space != "GM"], loc)
+    check_alignment(core, rec.op, (dst, src), loc)
     total = bursts.nbytes
     if total:
         s_lo, s_hi = bursts.hull(0)
@@ -140,7 +140,7 @@ def _timing_only_copy(core, rec: Copy):
 def execute_indexed_copy(core, rec: IndexedCopy):
     src, dst, loc = rec.src, rec.dst, rec.loc
     cost = route(core, src, dst, loc)
-    check_alignment(core, rec.op, [r for r in (dst, src) if r.mem.space != "GM"], loc)
+    check_alignment(core, rec.op, (dst, src), loc)
     src_idx = rec.src_index.reshape(-1)
     valid = src_idx >= 0
     complete = bool(valid.all())

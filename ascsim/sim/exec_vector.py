@@ -189,7 +189,7 @@ def execute_vector(core, rec: Vector):
         # No intermediate copy when the result already has the destination's type: the
         # assignment copies (numpy buffers it when the result overlaps the destination).
         dst_view[dst_index] = np.asarray(result).astype(dst.dtype, copy=False)
-    busy, latency = core.costs.vector(spec.cost, src_dtype.name, repeats)
+    busy, latency = core.costs.vector(spec.cost, src_dtype, repeats)
     return _place(core, rec, regions, busy, latency, tuple(reads), writes)
 
 

@@ -110,7 +110,9 @@ GATE_TIMING = {"acquire_write": _gate_acquire_write, "release_write": _gate_rele
 
 def execute_gate(core, rec: GateOp) -> None:
     gate = rec.gate
-    core.call_overhead()
+    cycles = core.timing.scalar_cycles_per_call  # core.call_overhead, inlined: it runs per op
+    core.scalar += cycles
+    core.busy["S"] += cycles
     GATE_TIMING[rec.action](core, gate)
     if rec.action in HANDED and gate.last_done:
         # The hand-over as a flow arrow in the trace: from the side that gave the buffer back

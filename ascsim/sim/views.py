@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ascsim.isa.errors import KernelError
-from ascsim.isa.operands import Region, required_alignment
+from ascsim.isa.operands import Region
 
 
 def view(core, region: Region, start: int, count: int, loc) -> np.ndarray:
@@ -116,12 +116,12 @@ def gates_done(regions, done: float) -> None:
 
 def check_alignment(core, op: str, regions, loc) -> None:
     """An ``alignment`` finding for every local operand off its buffer's boundary."""
-    rules = core.soc.alignment
+    rules = core.costs.alignment
     for region in regions:
         if region is None:
             continue
         space = region.mem.space
-        align = required_alignment(rules, space)
+        align = rules[space]
         if region.offset % align:
             core.launch.findings.report(
                 "alignment", f"{op}: {space} address {region.offset} is not {align}-byte "

@@ -13,7 +13,7 @@ from __future__ import annotations
 class AlignmentCheck:
     def __init__(self, launch):
         self.launch = launch
-        self.rules = launch.soc.alignment
+        self.rules = dict(launch.soc.alignment)  # a plain dict: looked up per operand
 
     def on_instr(self, core, instr) -> None:
         if instr.pipe != "V":
