@@ -19,6 +19,9 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-cores", action="store_true", help="omit the per-core table")
     p.add_argument("--profile", action="store_true",
                    help="print per-pipe time, bound, bytes per path and throughput vs peak")
+    p.add_argument("--timing-only", action="store_true",
+                   help="time and check the kernels without computing values: outputs are "
+                   "left as they were (also ASCSIM_TIMING_ONLY=1)")
 
 
 def _add_script(p: argparse.ArgumentParser) -> None:
@@ -75,6 +78,8 @@ def _run(ns, console: Console) -> int:
 
     _pull_own_options(ns)
     SESSION.strict = ns.strict or os.environ.get("ASCSIM_STRICT") == "1"
+    if ns.timing_only:
+        SESSION.timing_only = True
     status = 0
     # Every launch of the script is printed at the end (and drawn, with --trace).
     with SESSION.collect(launches=bool(ns.trace)) as run:
@@ -89,6 +94,9 @@ def _run(ns, console: Console) -> int:
             traceback.print_exc()
             status = 1
     reports = run.reports
+    if any(not r.values_computed for r in reports):
+        console.print("[bold yellow]ascsim: timing-only run: the kernels' outputs were not "
+                      "computed; the script's own result checks cannot pass[/]")
     if not ns.quiet:
         print_reports(reports, console, cores=not ns.no_cores)
         if ns.profile:

@@ -16,6 +16,8 @@ def report_table(report: KernelReport) -> Table:
     busy = report.pipe_busy_us()
     share = report.pipe_share()
     failed = " [stopped with an error: times cover what ran]" if report.failed else ""
+    if not report.values_computed:
+        failed += " [TIMING ONLY: the outputs were not computed]"
     title = (f"{report.kernel}{failed} on {report.soc}: {report.block_num} block(s) "
              f"{report.kernel_type}, "
              f"device time {report.device_time_us:.2f} µs "

@@ -22,6 +22,7 @@ Collectors nest; each receives the launches made while it is open, and none outl
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -52,6 +53,8 @@ class Session:
       turn them off to measure their cost.
     * ``observer_factories``: more launch observers, as callables ``factory(launch)`` returning
       an observer or None, called when each launch is built (after the checks).
+    * ``timing_only``: launches are timed and checked at the address level but compute no
+      values (``ascsim run --timing-only``; ``ASCSIM_TIMING_ONLY=1`` sets it at start-up).
     """
 
     def __init__(self) -> None:
@@ -65,6 +68,7 @@ class Session:
         self._requested = DEFAULT_SOC
         self.strict = False
         self.checks = True
+        self.timing_only = os.environ.get("ASCSIM_TIMING_ONLY", "") not in ("", "0")
         self.observer_factories: list[Callable] = []
         self.last_report: KernelReport | None = None
         self._collectors: list[Collection] = []
@@ -96,6 +100,15 @@ class Session:
         finally:
             self.set_soc(previous)
 
+    @contextlib.contextmanager
+    def values(self, computed: bool) -> Iterator[None]:
+        """Launches inside the block compute values (True) or are timing-only (False)."""
+        previous, self.timing_only = self.timing_only, not computed
+        try:
+            yield
+        finally:
+            self.timing_only = previous
+
     @property
     def requested_soc(self) -> str:
         """The SoC asked for on the command line, the default for scripts that name none."""
@@ -126,7 +139,8 @@ class Session:
         with self._lock:
             keep = any(c.keep_launches for c in self._collectors)
         return LaunchOptions(checks=self.checks, strict=self.strict,
-                             observers=tuple(self.observer_factories), keep=keep)
+                             observers=tuple(self.observer_factories), keep=keep,
+                             timing_only=self.timing_only)
 
     def record(self, report: KernelReport, launch: Launch) -> None:
         """A launch ended (or failed with ``report`` partial): hand it to the open collectors."""

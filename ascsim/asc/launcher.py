@@ -161,8 +161,9 @@ def run_launch(name: str, body, args: dict, constexpr: set, block_num: int, kind
         # there, so `ascsim check` can still list the findings next to the error.
         session.record(launch.partial_report(), launch)
         raise
-    for host in host_args:
-        host.copy_back()
+    if launch.values:  # a timing-only launch computed nothing: the host's tensors stay as they are
+        for host in host_args:
+            host.copy_back()
     session.record(report, launch)
     if not options.keep:  # nothing reads this launch's GM any more: later launches may reuse it
         memory.release()

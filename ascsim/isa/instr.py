@@ -330,10 +330,12 @@ class FixPipe(NamedTuple):
 
 
 class CubeProduct(NamedTuple):
-    """Start the product ``a @ b (+ bias)`` of a whole region of a matrix (numpy operands in
-    their stored types), accumulated as :class:`Mmad` accumulates; ``execute`` returns a handle
-    whose ``result()`` is the accumulator-typed product. No pipe time: the region's Mmad
-    records (timing-only) carry the cost."""
+    """Start the product ``a @ b (+ bias)`` of a whole region of a matrix, accumulated as
+    :class:`Mmad` accumulates; ``execute`` returns a handle whose ``result()`` is the
+    accumulator-typed product (None in a timing-only run). ``a``, ``b`` and ``bias`` (or None)
+    are callables that read the operands as numpy arrays in their stored types (a timing-only
+    run never calls them). No pipe time: the region's Mmad records (timing-only) carry the
+    cost."""
 
     a: Any
     b: Any

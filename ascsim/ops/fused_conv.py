@@ -149,15 +149,17 @@ def _run_variant(call: _Call, variant: str, op: str):
 
 
 def fused_conv(x, w, b, strides, pads, dilations=(1, 1), *, act: str, op: str,
-               variant: str = "auto", soc=None, return_report: bool = False):
-    """y = act(conv2d(x, w) + b) on the simulated SoC (see the module docstring)."""
+               variant: str = "auto", soc=None, return_report: bool = False,
+               timing_only: bool = False):
+    """y = act(conv2d(x, w) + b) on the simulated SoC (see the module docstring);
+    ``timing_only``: the kernels are timed, the output holds no result."""
     if variant not in (*VARIANTS, "auto"):
         raise ValueError(f"variant {variant!r} is not one of {(*VARIANTS, 'auto')}")
     inputs = (x, w, b)
     names = tuple(_dtype_name(t) for t in inputs)
     dispatch("conv2d_act", tuple((len(t.shape), d) for t, d in zip(inputs, names)))
     spec = conv_spec_from(x.shape, w.shape, b.shape, names[0], strides, pads, dilations)
-    with SESSION.using_soc(soc) as soc_spec:
+    with SESSION.using_soc(soc) as soc_spec, SESSION.values(not timing_only):
         plan = plan_conv(spec, soc_spec)
         call = _Call(_tensor(x), _tensor(w), _tensor(b), spec, plan, soc_spec, act)
         ran = {}
@@ -175,15 +177,16 @@ def fused_conv(x, w, b, strides, pads, dilations=(1, 1), *, act: str, op: str,
 
 
 def fused_conv_tanh(x, w, b, strides, pads, dilations=(1, 1), *, variant: str = "auto",
-                    soc=None, return_report: bool = False):
+                    soc=None, return_report: bool = False, timing_only: bool = False):
     """tanh(conv2d(x, w, strides, pads [top, bottom, left, right], dilations) + b)."""
     return fused_conv(x, w, b, strides, pads, dilations, act="tanh", op="fused_conv_tanh",
-                      variant=variant, soc=soc, return_report=return_report)
+                      variant=variant, soc=soc, return_report=return_report,
+                      timing_only=timing_only)
 
 
 def fused_conv_sigmoid(x, w, b, strides, pads, dilations=(1, 1), *, variant: str = "auto",
-                       soc=None, return_report: bool = False):
+                       soc=None, return_report: bool = False, timing_only: bool = False):
     """sigmoid(conv2d(x, w, strides, pads [top, bottom, left, right], dilations) + b)."""
     return fused_conv(x, w, b, strides, pads, dilations, act="sigmoid",
                       op="fused_conv_sigmoid", variant=variant, soc=soc,
-                      return_report=return_report)
+                      return_report=return_report, timing_only=timing_only)

@@ -110,13 +110,16 @@ _RUNNERS = {"unfused": _run_unfused, "semi": _run_unfused, "fused": _run_fused}
 
 
 def matmul_leaky_relu(a, b, bias, alpha: float = 0.001, *, variant: str = "auto", soc=None,
-                      return_report: bool = False):
-    """C = LeakyReLU(A·B + bias, alpha) computed by ascsim kernels (see the module doc)."""
+                      return_report: bool = False, timing_only: bool = False):
+    """C = LeakyReLU(A·B + bias, alpha) computed by ascsim kernels (see the module doc).
+
+    ``timing_only``: time the kernels without computing the output (it holds no result; the
+    returned info says so), for shapes too large to compute quickly."""
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     a, b, bias = (_as_tensor(t, name) for t, name in ((a, "A"), (b, "B"), (bias, "bias")))
     m, n, k = _validate(a, b, bias, alpha)
-    with SESSION.using_soc(soc) as spec:
+    with SESSION.using_soc(soc) as spec, SESSION.values(not timing_only):
         a, b = a.contiguous(), b.contiguous()
         bias = bias.reshape(1, n).contiguous()
         chosen = variant

@@ -36,6 +36,11 @@ class OpInfo:
         return sum(r.device_time_us for r in self.reports)
 
     @property
+    def values_computed(self) -> bool:
+        """False when the call was timing-only: the output holds no result."""
+        return all(r.values_computed for r in self.reports)
+
+    @property
     def kernels(self) -> tuple[KernelReport, ...]:
         """The kernel reports, in launch order (the bench's ``info.kernels``)."""
         return self.reports

@@ -17,9 +17,12 @@ from ascsim.isa.instr import Copy, IndexedCopy, ScalarLoad, ScalarStore
 from ascsim.isa.operands import Bursts, Region
 from ascsim.sim.access import ByteRows, strided
 from ascsim.sim.views import (
+    check_accesses,
     check_alignment,
+    check_bytes,
     gates_done,
     gates_ready,
+    index_access,
     raw_bytes,
     span,
     view,
@@ -79,11 +82,16 @@ def execute_copy(core, rec: Copy):
     cost = route(core, src, dst, loc)
     check_alignment(core, rec.op, (dst, src), loc)
     total = bursts.nbytes
+    values = core.launch.values
     if total:
         s_lo, s_hi = bursts.hull(0)
         d_lo, d_hi = bursts.hull(1)
-        _move_bursts(raw_bytes(core, dst, d_lo, d_hi, loc), raw_bytes(core, src, s_lo, s_hi, loc),
-                     bursts)
+        if values:
+            _move_bursts(raw_bytes(core, dst, d_lo, d_hi, loc),
+                         raw_bytes(core, src, s_lo, s_hi, loc), bursts)
+        else:
+            check_bytes(core, dst, d_lo, d_hi, loc)
+            check_bytes(core, src, s_lo, s_hi, loc)
         reads = (_block_access(src, bursts, 0, s_lo, s_hi),)
         writes = (_block_access(dst, bursts, 1, d_lo, d_hi),)
         gm = (_gm_rows(src, bursts, 0) if cost.reads_gm else
@@ -91,7 +99,7 @@ def execute_copy(core, rec: Copy):
     else:
         reads = writes = ()
         gm = None
-    if rec.pad is not None:
+    if rec.pad is not None and values:
         where, value = rec.pad
         view(core, dst, 0, int(where.max()) + 1, loc)[where] = value
     core.count_bytes(cost.path, total)
@@ -111,7 +119,7 @@ def _timing_only_copy(core, rec: Copy):
     bursts = rec.bursts
     total = bursts.nbytes
     reads = writes = ()
-    if rec.values is not None and rec.dst is not None and total:
+    if rec.values is not None and rec.dst is not None and total and core.launch.values:
         size = rec.dst.dtype.itemsize
         write_rows(core, rec.dst.at(bursts.dst // size), bursts.count, bursts.width // size,
                    bursts.dst_pitch // size, rec.values, rec.atomic, rec.loc)
@@ -144,6 +152,8 @@ def execute_indexed_copy(core, rec: IndexedCopy):
     src_idx = rec.src_index.reshape(-1)
     valid = src_idx >= 0
     complete = bool(valid.all())
+    if not core.launch.values:
+        return _indexed_timing(core, rec, cost, src_idx if complete else src_idx[valid])
     src_view, read = span(core, src, src_idx if complete else src_idx[valid], loc)
     if rec.dst_index is None:  # the first elements, in order: a slice, not a scatter
         dst_idx = slice(0, src_idx.size)
@@ -161,6 +171,23 @@ def execute_indexed_copy(core, rec: IndexedCopy):
             values = np.full(src_idx.shape, rec.fill, dtype=dst.dtype)
             values[valid] = src_view[src_idx[valid]].view(dst.dtype)
             dst_view[dst_idx] = values
+    return _indexed_place(core, rec, cost, read, write)
+
+
+def _indexed_timing(core, rec: IndexedCopy, cost, src_idx: np.ndarray):
+    """A fractal load in a timing-only run: its accesses and cost, no bytes moved."""
+    src, dst, loc = rec.src, rec.dst, rec.loc
+    read = index_access(src, src_idx) if src_idx.size else None
+    if rec.dst_index is None:
+        write = dst.access(0, rec.src_index.size) if rec.src_index.size else None
+    else:
+        write = index_access(dst, rec.dst_index.reshape(-1)) if rec.dst_index.size else None
+    check_accesses(core, [(r, a) for r, a in ((src, read), (dst, write)) if a is not None], loc)
+    return _indexed_place(core, rec, cost, read, write)
+
+
+def _indexed_place(core, rec: IndexedCopy, cost, read, write):
+    src, dst, loc = rec.src, rec.dst, rec.loc
     core.count_bytes(cost.path, rec.nbytes)
     gm = None
     if rec.gm_rows is not None and cost.touches_gm:

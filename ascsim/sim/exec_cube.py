@@ -18,7 +18,16 @@ from ascsim.sim import fractal
 from ascsim.sim.access import strided
 from ascsim.sim.exec_copy import route
 from ascsim.sim.numerics import convert, cube_matmul, start_cube_matmul
-from ascsim.sim.views import check_alignment, gates_done, gates_ready, span, view, write_rows
+from ascsim.sim.views import (
+    check_accesses,
+    check_alignment,
+    gates_done,
+    gates_ready,
+    index_access,
+    span,
+    view,
+    write_rows,
+)
 
 #: Mmad input type -> accumulator (L0C) type (ascend-hw §3.1).
 ACCUMULATOR = {"float16": "float32", "bfloat16": "float32", "float32": "float32",
@@ -38,12 +47,16 @@ def execute_mmad(core, rec: Mmad):
     m, n, k = rec.m, rec.n, rec.k
     c0 = fractal.c0_of(a.dtype)
     mp, np_, kp = -(-m // 16) * 16, -(-n // 16) * 16, -(-k // c0) * c0
-    a_flat = view(core, a, 0, mp * kp, loc)
-    b_flat = view(core, b, 0, kp * np_, loc)
-    c_flat = view(core, dst, 0, mp * np_, loc)
     reads = [a.access(0, mp * kp), b.access(0, kp * np_)]
     writes = (dst.access(0, mp * np_),)
-    if mp and np_:
+    if not core.launch.values:
+        reads += _initial_reads(rec, mp, np_)
+        check_accesses(core, [(r, acc) for r, acc in zip((a, b, *_initial_regions(rec)), reads)]
+                       + [(dst, writes[0])], loc)
+    elif mp and np_:
+        a_flat = view(core, a, 0, mp * kp, loc)
+        b_flat = view(core, b, 0, kp * np_, loc)
+        c_flat = view(core, dst, 0, mp * np_, loc)
         to_nd = fractal.nz_to_nd if core.soc.l0a_layout == "NZ" else fractal.zz_to_nd
         a_nd = to_nd(a_flat, mp, kp, c0)[:, :k]
         b_nd = fractal.zn_to_nd(b_flat, kp, np_, c0)[:k, :]
@@ -82,6 +95,21 @@ def _matmul(a: np.ndarray, b: np.ndarray, initial: np.ndarray | None,
             out += initial
         return out.astype(np.int32)
     return cube_matmul(a, b, initial)
+
+
+def _initial_regions(rec: Mmad) -> tuple:
+    """The region the initial C comes from, if any (the bias, or C itself)."""
+    if rec.bias is not None:
+        return (rec.bias,)
+    return (rec.dst,) if rec.accumulate else ()
+
+
+def _initial_reads(rec: Mmad, mp: int, np_: int) -> list:
+    """The access records of the initial C (see :func:`_initial_c`)."""
+    bias = rec.bias
+    if bias is not None:
+        return [bias.access(0, rec.n if bias.mem.space == "BT" else mp * np_)]
+    return [rec.dst.access(0, mp * np_)] if rec.accumulate else []
 
 
 def _initial_c(core, rec: Mmad, c_flat, mp: int, np_: int, reads: list, loc):
@@ -123,8 +151,14 @@ def execute_fixpipe(core, rec: FixPipe):
     else:
         dst_idx = i * rec.dst_nd_stride + (c // c0) * rec.dst_stride * c0 + r * c0 + c % c0
         bursts = nd * (n // c0)
-    src_view, read = span(core, src, src_idx.reshape(-1), loc)
-    dst_view, write = span(core, dst, dst_idx.reshape(-1), loc)
+    values = core.launch.values
+    if values:
+        src_view, read = span(core, src, src_idx.reshape(-1), loc)
+        dst_view, write = span(core, dst, dst_idx.reshape(-1), loc)
+    else:
+        read = index_access(src, src_idx.reshape(-1)) if src_idx.size else None
+        write = index_access(dst, dst_idx.reshape(-1)) if dst_idx.size else None
+        check_accesses(core, [(r, a) for r, a in ((src, read), (dst, write)) if a], loc)
     if write is not None:
         # A strided record per ND matrix (rows, or NZ strips, of dst_stride pitch):
         # neighbouring blocks of one output interleave them, and a single covering range
@@ -136,12 +170,13 @@ def execute_fixpipe(core, rec: FixPipe):
                                row * size, pitch * size, count) for k in range(nd))
     else:
         writes = ()
-    values = src_view[src_idx.reshape(-1)]
-    if rec.relu:
-        values = np.maximum(values, values.dtype.type(0))
-    if rec.convert:
-        values = convert(values, dst.dtype, "rint")
-    dst_view[dst_idx.reshape(-1)] = values
+    if values:
+        result = src_view[src_idx.reshape(-1)]
+        if rec.relu:
+            result = np.maximum(result, result.dtype.type(0))
+        if rec.convert:
+            result = convert(result, dst.dtype, "rint")
+        dst_view[dst_idx.reshape(-1)] = result
     dst_bytes = int(dst_idx.size) * dst.dtype.itemsize
     # FixPipe reads whole 16-column strips of L0C, and cannot outrun its L0C read port.
     src_bytes = nd * m * (-(-n // 16) * 16) * src.dtype.itemsize
@@ -173,9 +208,11 @@ def _fixpipe_block(core, rec: FixPipe):
     writes = ()
     if dst is not None:
         size = dst.dtype.itemsize
-        if rec.values is not None:
-            write_rows(core, dst, m, n, rec.dst_stride, rec.values, rec.atomic, loc)
         writes = (strided(dst.mem.key, dst.offset, n * size, rec.dst_stride * size, m),)
+        if rec.values is not None and core.launch.values:
+            write_rows(core, dst, m, n, rec.dst_stride, rec.values, rec.atomic, loc)
+        elif m and n:
+            check_accesses(core, ((dst, writes[0]),), loc)
     nbytes = m * n * np.dtype(rec.dtype).itemsize
     ready = gates_ready((dst,))
     start = core.begin(cost.pipe, ready if ready > rec.after else rec.after)
@@ -211,7 +248,10 @@ class _Ready:
 
 
 def execute_cube_product(core, rec: CubeProduct):
-    a, b, bias = rec.a, rec.b, rec.bias
+    if not core.launch.values:
+        return _Ready(None)
+    a, b = rec.a(), rec.b()
+    bias = rec.bias() if rec.bias is not None else None
     if a.dtype.kind in "iu":  # int8 in int32, exactly
         out = np.matmul(a.astype(np.int32), b.astype(np.int32))
         if bias is not None:

@@ -27,7 +27,7 @@ from ascsim.isa.instr import (
 from ascsim.isa.operands import BLOCK_BYTES, REPEAT_BYTES, Region, count_repeats
 from ascsim.sim.access import from_indices
 from ascsim.sim.numerics import compute_dtype, convert
-from ascsim.sim.views import gates_done, gates_ready, index_access, view
+from ascsim.sim.views import check_accesses, gates_done, gates_ready, index_access, view
 
 
 def _relu(x):
@@ -158,26 +158,42 @@ def execute_vector(core, rec: Vector):
     widest = _check_operands(rec.op, regions, loc)
     if rec.lanes is None:
         n = dst.count
-        dst_view = view(core, dst, 0, n, loc)
-        dst_index = slice(None)
-        operands = [compute_dtype(view(core, s, 0, n, loc)) for s in srcs]
         repeats = count_repeats(n, widest)
         reads = [s.access(0, n) for s in srcs]
         writes = (dst.access(0, n),)
     else:
+        repeats = rec.repeats
+        reads = [index_access(s, i) for s, i in zip(srcs, rec.lanes[1:])]
+        writes = (index_access(dst, rec.lanes[0]),)
+    if core.launch.values:
+        _compute_vector(core, rec, spec)
+    else:
+        check_accesses(core, (*zip(srcs, reads), (dst, writes[0])), loc)
+    if spec.reads_dst:
+        reads.extend(writes)
+    src_dtype = srcs[0].dtype if srcs else dst.dtype
+    busy, latency = core.costs.vector(spec.cost, src_dtype, repeats)
+    return _place(core, rec, regions, busy, latency, tuple(reads), writes)
+
+
+def _compute_vector(core, rec: Vector, spec: VectorOp) -> None:
+    """The effect of an element-wise instruction on its destination."""
+    dst, srcs, loc = rec.dst, rec.srcs, rec.loc
+    if rec.lanes is None:
+        n = dst.count
+        dst_view = view(core, dst, 0, n, loc)
+        dst_index = slice(None)
+        operands = [compute_dtype(view(core, s, 0, n, loc)) for s in srcs]
+    else:
         dst_index, *src_index = rec.lanes
         dst_view = _hull_view(core, dst, dst_index, loc)
         operands = [compute_dtype(_hull_view(core, s, i, loc)[i]) for s, i in zip(srcs, src_index)]
-        repeats = rec.repeats
-        reads = [index_access(s, i) for s, i in zip(srcs, src_index)]
-        writes = (index_access(dst, dst_index),)
     src_dtype = srcs[0].dtype if srcs else dst.dtype
     # A scalar operand has the source's type on the device; round it there first.
     work = operands[0].dtype if operands else src_dtype
     consts = [np.asarray(s, dtype=src_dtype).astype(work) for s in rec.scalars]
     if spec.reads_dst:
         operands.append(compute_dtype(dst_view[dst_index]))
-        reads.extend(writes)
     with np.errstate(all="ignore"):
         if spec.fn is None:  # a fill: the one scalar is the value
             result = np.broadcast_to(consts[0], np.shape(dst_view[dst_index]))
@@ -189,8 +205,6 @@ def execute_vector(core, rec: Vector):
         # No intermediate copy when the result already has the destination's type: the
         # assignment copies (numpy buffers it when the result overlaps the destination).
         dst_view[dst_index] = np.asarray(result).astype(dst.dtype, copy=False)
-    busy, latency = core.costs.vector(spec.cost, src_dtype, repeats)
-    return _place(core, rec, regions, busy, latency, tuple(reads), writes)
 
 
 # ------------------------------------------------------------------------------ compare/select
@@ -205,23 +219,27 @@ def _bits_access(region: Region, nbits: int) -> tuple:
 
 def execute_compare(core, rec: VectorCompare):
     loc = rec.loc
-    fn = COMPARISONS[rec.cmp]
     srcs = rec.srcs
     _check_operands(rec.op, (rec.dst, *srcs), loc)
-    operands = [compute_dtype(_hull_view(core, s, i, loc)[i]) for s, i in zip(srcs, rec.lanes)]
-    if rec.scalar is not None:
-        operands.append(np.asarray(rec.scalar, dtype=srcs[0].dtype).astype(operands[0].dtype))
     bits = rec.bits
     nbits = int(bits.max()) + 1 if bits.size else 0
-    packed = _bits_view(core, rec.dst, nbits, loc)
-    unpacked = np.unpackbits(packed, bitorder="little")
-    # Lanes the mask disables keep their old bit: the vector unit does not write masked lanes.
-    unpacked[bits] = fn(*operands)
-    packed[:] = np.packbits(unpacked, bitorder="little")
-    busy, latency = core.costs.vector("compare", srcs[0].dtype.name, rec.repeats)
     reads = tuple(index_access(s, i) for s, i in zip(srcs, rec.lanes))
-    return _place(core, rec, (rec.dst, *srcs), busy, latency, reads,
-                  (_bits_access(rec.dst, nbits),))
+    writes = (_bits_access(rec.dst, nbits),)
+    if core.launch.values:
+        operands = [compute_dtype(_hull_view(core, s, i, loc)[i])
+                    for s, i in zip(srcs, rec.lanes)]
+        if rec.scalar is not None:
+            operands.append(np.asarray(rec.scalar, dtype=srcs[0].dtype).astype(
+                operands[0].dtype))
+        packed = _bits_view(core, rec.dst, nbits, loc)
+        unpacked = np.unpackbits(packed, bitorder="little")
+        # Lanes the mask disables keep their old bit: the vector unit does not write them.
+        unpacked[bits] = COMPARISONS[rec.cmp](*operands)
+        packed[:] = np.packbits(unpacked, bitorder="little")
+    else:
+        check_accesses(core, (*zip(srcs, reads), (rec.dst, writes[0])), loc)
+    busy, latency = core.costs.vector("compare", srcs[0].dtype, rec.repeats)
+    return _place(core, rec, (rec.dst, *srcs), busy, latency, reads, writes)
 
 
 def execute_select(core, rec: VectorSelect):
@@ -230,19 +248,22 @@ def execute_select(core, rec: VectorSelect):
     _check_operands(rec.op, (dst, rec.mask, *srcs), loc)
     bits = rec.bits
     nbits = int(bits.max()) + 1 if bits.size else 0
-    chosen = np.unpackbits(_bits_view(core, rec.mask, nbits, loc), bitorder="little")[bits]
     dst_index, *src_index = rec.lanes
-    a = _hull_view(core, srcs[0], src_index[0], loc)[src_index[0]]
-    if len(srcs) > 1:
-        b = _hull_view(core, srcs[1], src_index[1], loc)[src_index[1]]
-    else:
-        b = np.asarray(rec.scalar, dtype=dst.dtype)
-    _hull_view(core, dst, dst_index, loc)[dst_index] = np.where(chosen.astype(bool), a, b)
-    busy, latency = core.costs.vector("select", dst.dtype.name, rec.repeats)
     reads = [index_access(s, i) for s, i in zip(srcs, src_index)]
     reads.append(_bits_access(rec.mask, nbits))
-    return _place(core, rec, (dst, rec.mask, *srcs), busy, latency, tuple(reads),
-                  (index_access(dst, dst_index),))
+    writes = (index_access(dst, dst_index),)
+    if core.launch.values:
+        chosen = np.unpackbits(_bits_view(core, rec.mask, nbits, loc), bitorder="little")[bits]
+        a = _hull_view(core, srcs[0], src_index[0], loc)[src_index[0]]
+        if len(srcs) > 1:
+            b = _hull_view(core, srcs[1], src_index[1], loc)[src_index[1]]
+        else:
+            b = np.asarray(rec.scalar, dtype=dst.dtype)
+        _hull_view(core, dst, dst_index, loc)[dst_index] = np.where(chosen.astype(bool), a, b)
+    else:
+        check_accesses(core, (*zip(srcs, reads), (rec.mask, reads[-1]), (dst, writes[0])), loc)
+    busy, latency = core.costs.vector("select", dst.dtype, rec.repeats)
+    return _place(core, rec, (dst, rec.mask, *srcs), busy, latency, tuple(reads), writes)
 
 
 # ------------------------------------------------------------------------------ reductions
@@ -250,19 +271,23 @@ def execute_reduce(core, rec: VectorReduce):
     loc = rec.loc
     src, dst = rec.src, rec.dst
     reduce, arg, cost = REDUCTIONS[rec.how]
-    values = compute_dtype(_hull_view(core, src, rec.lanes, loc)[rec.lanes])
-    if values.size == 0:
+    if rec.lanes.size == 0:
         raise KernelError(f"{rec.op}: nothing to reduce (count 0)", loc)
-    out = view(core, dst, 0, 2 if rec.index else 1, loc)
-    out[0] = reduce(values.astype(np.float64) if rec.how == "sum" else values)
-    if rec.index and arg is not None:
-        out.view(_UINT_OF_SIZE[dst.dtype.itemsize])[1] = rec.lane_numbers[arg(values)]
+    read = index_access(src, rec.lanes)
+    write = dst.access(0, 2 if rec.index else 1)
+    if core.launch.values:
+        values = compute_dtype(_hull_view(core, src, rec.lanes, loc)[rec.lanes])
+        out = view(core, dst, 0, 2 if rec.index else 1, loc)
+        out[0] = reduce(values.astype(np.float64) if rec.how == "sum" else values)
+        if rec.index and arg is not None:
+            out.view(_UINT_OF_SIZE[dst.dtype.itemsize])[1] = rec.lane_numbers[arg(values)]
+    else:
+        check_accesses(core, ((src, read), (dst, write)), loc)
     # A full reduction is a first pass over the repeats, then passes over the partial results.
     passes = 1 + int(np.ceil(np.log(max(rec.repeats, 1)) / np.log(REPEAT_BYTES // BLOCK_BYTES)))
-    busy, latency = core.costs.vector(cost, src.dtype.name, rec.repeats)
+    busy, latency = core.costs.vector(cost, src.dtype, rec.repeats)
     regions = (dst, src) if rec.work is None else (dst, src, rec.work)
-    return _place(core, rec, regions, busy + latency * (passes - 1), latency,
-                  (index_access(src, rec.lanes),), (dst.access(0, 2 if rec.index else 1),))
+    return _place(core, rec, regions, busy + latency * (passes - 1), latency, (read,), (write,))
 
 
 # ------------------------------------------------------------------------------ gather
@@ -285,39 +310,36 @@ def execute_gather(core, rec: VectorGather):
     loc, src, dst = rec.loc, rec.src, rec.dst
     n = rec.count
     size = src.dtype.itemsize
-    offsets = view(core, rec.offsets, 0, n, loc).astype(np.int64) + rec.base
-    if n and (offsets % size).any():
-        bad = int(offsets[(offsets % size) != 0][0])
-        raise KernelError(f"gather: byte offset {bad} is not a multiple of the element size "
-                          f"{size}", loc)
-    idx = offsets // size
-    dst_view = view(core, dst, 0, n, loc)
-    if n:
-        dst_view[:] = _hull_view(core, src, idx, loc)[idx]
-    # Record the elements actually gathered, not their hull: a gather that picks rows out of
-    # a pitched buffer never reads the gaps between them.
-    reads = (rec.offsets.access(0, n),) + _gather_reads(src.mem.key, src.offset, size, idx)
-    busy, latency = core.costs.vector("transpose", src.dtype.name, max(1, -(-n * size // 256)))
+    if core.launch.values:
+        offsets = view(core, rec.offsets, 0, n, loc).astype(np.int64) + rec.base
+        if n and (offsets % size).any():
+            bad = int(offsets[(offsets % size) != 0][0])
+            raise KernelError(f"gather: byte offset {bad} is not a multiple of the element "
+                              f"size {size}", loc)
+        idx = offsets // size
+        dst_view = view(core, dst, 0, n, loc)
+        if n:
+            dst_view[:] = _hull_view(core, src, idx, loc)[idx]
+        # Record the elements actually gathered, not their hull: a gather that picks rows out
+        # of a pitched buffer never reads the gaps between them.
+        gathered = _gather_reads(src.mem.key, src.offset, size, idx)
+    else:  # the offsets are data, which a timing-only run does not have: the whole source
+        gathered = (src.access(),)
+        check_accesses(core, ((rec.offsets, rec.offsets.access(0, n)), (dst, dst.access(0, n))),
+                       loc)
+    reads = (rec.offsets.access(0, n),) + gathered
+    busy, latency = core.costs.vector("transpose", src.dtype, max(1, -(-n * size // 256)))
     return _place(core, rec, (dst, src, rec.offsets), busy, latency, reads, (dst.access(0, n),))
 
 
 # ------------------------------------------------------------------------------ sequences
 def execute_sequence(core, rec: VectorSequence):
     loc = rec.loc
-    inputs = [view(core, s, 0, s.count, loc) for s in rec.srcs]
-    with np.errstate(all="ignore"):
-        results = rec.fn(*inputs)
-    if isinstance(rec.dst, Region):  # one destination, one result
-        outputs, results = (rec.dst,), (results,)
+    outputs = (rec.dst,) if isinstance(rec.dst, Region) else rec.dst
+    if core.launch.values:
+        _compute_sequence(core, rec, outputs)
     else:
-        outputs = rec.dst
-    # Every result is computed before any is stored: outputs may alias inputs.
-    for region, result in zip(outputs, results):
-        index = slice(None)
-        if isinstance(result, tuple):  # (element indices, values): only those are written
-            index, result = result
-        view(core, region, 0, region.count, loc)[index] = np.asarray(result).reshape(-1).astype(
-            region.dtype, copy=False)
+        check_accesses(core, [(r, r.access()) for r in (*outputs, *rec.srcs, *rec.extra)], loc)
     steps = rec.steps
     busy, latency = core.costs.sequence(steps, rec.dtype, rec.repeats)
     core.scalar_work(core.timing.scalar_cycles_per_call * (len(steps) - 1))  # it issues each
@@ -325,6 +347,22 @@ def execute_sequence(core, rec: VectorSequence):
     writes = tuple(r.access() for r in outputs)
     return _place(core, rec, (*outputs, *rec.srcs, *rec.extra, *rec.scratch), busy, latency,
                   reads, writes)
+
+
+def _compute_sequence(core, rec: VectorSequence, outputs) -> None:
+    loc = rec.loc
+    inputs = [view(core, s, 0, s.count, loc) for s in rec.srcs]
+    with np.errstate(all="ignore"):
+        results = rec.fn(*inputs)
+    if isinstance(rec.dst, Region):  # one destination, one result
+        results = (results,)
+    # Every result is computed before any is stored: outputs may alias inputs.
+    for region, result in zip(outputs, results):
+        index = slice(None)
+        if isinstance(result, tuple):  # (element indices, values): only those are written
+            index, result = result
+        view(core, region, 0, region.count, loc)[index] = np.asarray(result).reshape(-1).astype(
+            region.dtype, copy=False)
 
 
 EXECUTORS = {Vector: execute_vector, VectorCompare: execute_compare, VectorSelect: execute_select,

@@ -80,6 +80,10 @@ class LaunchOptions:
       then leaves its GM buffers alone instead of handing their bytes back to the pool.
     * ``hints``: the front-end's wording of the advice that goes with the machine's findings,
       by finding kind (:data:`DEFAULT_HINTS` fills the rest).
+    * ``timing_only``: the executors compute no values and move no bytes; timing, the L2 model
+      and the address-level checks (bounds, alignment, races, uninitialised reads, gates) are
+      exactly as in a full run. Scalar loads still read real values (kernels branch on them).
+      The report says the outputs were not computed.
     """
 
     checks: bool = True
@@ -87,6 +91,7 @@ class LaunchOptions:
     observers: tuple[Callable[[Launch], object], ...] = ()
     keep: bool = False
     hints: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    timing_only: bool = False
 
 
 def _block_cores(kind: str, block: int) -> list[tuple[str, int, int]]:
@@ -105,6 +110,8 @@ class Launch:
                  options: LaunchOptions = LaunchOptions()):
         self.config = config
         self.options = options
+        # No values computed, no bytes moved (LaunchOptions.timing_only): the executors ask this.
+        self.values = not options.timing_only
         # The front-end's advice for the machine's findings, by finding kind (see :meth:`hint`).
         self.hints = {**DEFAULT_HINTS, **options.hints}
         self.soc = config.soc
@@ -233,4 +240,4 @@ class Launch:
             block_num=self.config.block_num,
             device_time_us=soc.cycles_to_us(end) + overhead, launch_overhead_us=overhead,
             cores=core_reports, findings=list(self.findings), bytes_moved=bytes_moved,
-            profile=build_profile(self, end))
+            profile=build_profile(self, end), values_computed=self.values)

@@ -44,6 +44,8 @@ class KernelReport:
     failed: bool = False
     # The :class:`ascsim.sim.profile.KernelProfile` of the launch (None if built elsewhere).
     profile: object | None = None
+    # False for a timing-only launch: the outputs were not computed (times are the same).
+    values_computed: bool = True
 
     @property
     def busiest_core(self) -> CoreReport:
@@ -81,5 +83,6 @@ class KernelReport:
             ],
             "findings": [f.to_json() for f in self.findings],
             "failed": self.failed,
+            "values_computed": self.values_computed,
             "profile": self.profile.to_json() if self.profile is not None else None,
         }

@@ -42,6 +42,27 @@ def view(core, region: Region, start: int, count: int, loc) -> np.ndarray:
     return mem.data[lo:hi].view(np_dtype)
 
 
+def check_bytes(core, region: Region, lo: int, hi: int, loc) -> None:
+    """The bounds rules of :func:`raw_bytes` without touching the bytes (a timing-only run)."""
+    mem = region.mem
+    a, b = region.offset + lo, region.offset + hi
+    if a < 0 or b > mem.capacity:
+        _outside(core, mem, a, b, loc, read=False)
+    elif mem.space == "GM":
+        if b > mem.nbytes:
+            _past_gm_end(core, mem, a, b, loc)
+    elif region.end is not None and b > region.end:
+        _past_local_end(core, mem, a, b, region.end, loc)
+
+
+def check_accesses(core, pairs, loc) -> None:
+    """The bounds rules for ``(region, access record)`` pairs, touching no bytes (what a
+    timing-only run checks where a full run takes views)."""
+    for region, record in pairs:
+        if record[2] > record[1]:
+            check_bytes(core, region, record[1] - region.offset, record[2] - region.offset, loc)
+
+
 def raw_bytes(core, region: Region, lo: int, hi: int, loc) -> np.ndarray:
     """Bytes ``[lo, hi)`` counted from ``region``'s offset, with the same rules as :func:`view`."""
     mem = region.mem
@@ -129,7 +150,7 @@ def check_alignment(core, op: str, regions, loc) -> None:
                 core=core.core_id)
 
 
-def _outside(core, mem, lo: int, hi: int, loc) -> np.ndarray:
+def _outside(core, mem, lo: int, hi: int, loc, read: bool = True) -> np.ndarray | None:
     """Bytes ``[lo, hi)`` of a memory that lie (partly) outside it: a fault for a core's own
     buffer; for GM a finding, and a copy of what the addresses hold (writes to it are lost)."""
     if mem.space != "GM":
@@ -142,7 +163,7 @@ def _outside(core, mem, lo: int, hi: int, loc) -> np.ndarray:
         "the next allocation's bytes, 0xFF past all of them) and a write there is dropped",
         loc, hint="check the offset and length arithmetic, or pad the tensor on the host",
         core=core.core_id, buffer=mem.name, start=lo, stop=hi, size=mem.nbytes)
-    return core.launch.memory.read_span(mem.address + lo, hi - lo)
+    return core.launch.memory.read_span(mem.address + lo, hi - lo) if read else None
 
 
 def _past_gm_end(core, mem, lo: int, hi: int, loc) -> None:

@@ -105,9 +105,10 @@ class _Block:
     ready: float  # cycle the block is complete in L0C
 
     @property
-    def values(self) -> np.ndarray:
+    def values(self) -> np.ndarray | None:
         """rows x cols, accumulator type, bias included (waits for a background product)."""
-        return _finished(self.region)[self.rows, self.cols]
+        result = _finished(self.region)  # (None in a timing-only run)
+        return None if result is None else result[self.rows, self.cols]
 
 
 def _acc_type(dtype) -> np.dtype:
@@ -317,18 +318,26 @@ class Matmul:
             return count % mb, count // mb
         return count // nb, count % nb
 
-    def _operands(self, loc) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """This core's A [M, K], B [K, N] and bias [N] as numpy views of GM."""
+    def _operands(self, loc):
+        """Readers of this core's A [M, K], B [K, N] and bias [N] (numpy views of GM), for the
+        region's product."""
         if self._a is None or self._b is None:
             raise KernelError("Matmul needs set_tensor_a and set_tensor_b before computing", loc)
         m, n, k = self._shape(loc)
         org_m, org_n, ka, kb, _ = self._org_shape()
-        a = self._read(self._a, self.a_type, self._trans_a, m, k, org_m, ka, loc)
-        b = self._read(self._b, self.b_type, self._trans_b, k, n, kb, org_n, loc)
-        bias = None
-        if self._bias is not None:
-            bias = self._bias.elements(0, n, loc).astype(_acc_type(self.a_type.dtype))
-        return a, b, bias
+        a, b, bias_t = self._a, self._b, self._bias
+        trans_a, trans_b = self._trans_a, self._trans_b
+
+        def read_a():
+            return self._read(a, self.a_type, trans_a, m, k, org_m, ka, loc)
+
+        def read_b():
+            return self._read(b, self.b_type, trans_b, k, n, kb, org_n, loc)
+
+        def read_bias():
+            return bias_t.elements(0, n, loc).astype(_acc_type(self.a_type.dtype))
+
+        return read_a, read_b, None if bias_t is None else read_bias
 
     @staticmethod
     def _read(t, mtype, trans, rows, cols, org_rows, org_cols, loc) -> np.ndarray:
@@ -341,11 +350,10 @@ class Matmul:
             return _gm_matrix(t, cols, rows, org_rows, loc).T
         return _gm_matrix(t, rows, cols, org_cols, loc)
 
-    def _product(self, a, b, bias, loc):
+    def _product(self, loc):
         """The region's product, started on the machine's cube datapath (for float inputs on a
         worker thread, while the simulation goes on); ``_finished`` waits for it."""
-        bias = None if bias is None else bias[: b.shape[1]]
-        return current_core().execute(CubeProduct(a, b, bias, loc))
+        return current_core().execute(CubeProduct(*self._operands(loc), loc))
 
     # ------------------------------------------------------------------ cores and timing
     def _aic(self, client, loc):
@@ -501,9 +509,9 @@ class Matmul:
         if self._cursor == 0 or self._region_product is None:
             # One product for the core's whole region, sliced per block below: a numpy call
             # per block costs far more than the arithmetic at these sizes.
-            a, b, bias = self._operands(loc)
-            self._region_product = self._product(a, b, bias, loc)
-            self._region_rows, self._region_cols = range(a.shape[0]), range(b.shape[1])
+            self._region_product = self._product(loc)
+            m, n, _ = self._shape(loc)
+            self._region_rows, self._region_cols = range(m), range(n)
         mi, ni = self._coords(self._cursor, mb, nb)
         self._cursor += 1
         t = self.tiling
@@ -611,7 +619,7 @@ class Matmul:
         mb, nb, _ = self._grid(loc)
         stride = self._org_shape()[4]
         atomic = _atomic(en_atomic, loc)
-        product = self._product(*self._operands(loc), loc)  # (computing while blocks are timed)
+        product = self._product(loc)  # (computing while the blocks are timed)
         aic = self._aic(client, loc)
         arrival = self._message(client, aic, loc)
         t = self.tiling
@@ -622,7 +630,8 @@ class Matmul:
             rows = min(t.base_m, m - mi * t.base_m)
             cols = min(t.base_n, n - ni * t.base_n)
             r0, c0 = mi * t.base_m, ni * t.base_n
-            values = _finished(product)[r0:r0 + rows, c0:c0 + cols]
+            result = _finished(product)
+            values = None if result is None else result[r0:r0 + rows, c0:c0 + cols]
             fix = self._fix(aic, "L0C->GM", rows, cols, ready, loc,
                             gm[r0 * stride + c0:].region(), stride, values, atomic)
             done = max(done, fix.done)
