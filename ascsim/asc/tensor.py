@@ -102,11 +102,6 @@ class GlobalTensor:
     def get_shape_info(self):
         return self.shape_info
 
-    def byte_range(self, start_elem: int, count: int) -> tuple[int, int]:
-        size = self.dtype.sizeof()
-        lo = (self.offset + start_elem) * size
-        return lo, lo + count * size
-
     def region(self, count: int | None = None) -> Region:
         """This view (its first ``count`` elements) as an instruction operand."""
         if self.buffer is None:
@@ -249,16 +244,6 @@ class LocalTensor:
         slot = self.slot
         return Region(self.mem, self.addr, self.length if count is None else count,
                       self.dtype.np_dtype, self.alloc_end, None if slot is None else slot.gate)
-
-    def ready(self) -> float:
-        """Earliest cycle an instruction may touch this tensor (queue synchronisation)."""
-        slot = self.slot
-        return slot.gate.ready if slot is not None else 0.0
-
-    def access(self, start: int, count: int) -> tuple:
-        size = self.dtype.np_dtype.itemsize
-        lo = self.addr + start * size
-        return (self.mem.key, lo, lo + count * size)
 
     def elements(self, start: int, count: int, loc) -> np.ndarray:
         """A numpy view of ``count`` elements from element ``start`` (the operand rules apply)."""
