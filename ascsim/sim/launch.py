@@ -208,6 +208,19 @@ class Launch:
             observer.on_launch_end(self)
         return self._report()
 
+    def release(self) -> None:
+        """Drop the launch's instruction records and observers (after its report is made):
+        they are then freed at once, by reference counting."""
+        for observer in self.observers:
+            release = getattr(observer, "release", None)
+            if release is not None:
+                release()
+        self.observers = []
+        for core in self.cores:
+            core.instrs = []
+            core.flag_edges = []
+        self.cross_edges = []
+
     def partial_report(self) -> KernelReport:
         """The report of a launch that stopped with an error: its findings and the timing of
         whatever ran before the error (``failed`` is set)."""

@@ -38,6 +38,12 @@ class KernelChecks:
         self.on_cross_core_wait = self.cross.on_cross_core_wait
         self.on_cross_core_edge = self.cross.on_cross_core_edge
 
+    def release(self) -> None:
+        """Drop every check's state once the launch is over: the checks refer to each other
+        through bound methods (cycles), and their maps to the launch's instruction records,
+        which are then freed by reference counting instead of by a collection."""
+        vars(self).clear()
+
     def clocks_of(self, core_id: int) -> CoreClocks:
         clocks = self.clocks.get(core_id)
         if clocks is None:
