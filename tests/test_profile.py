@@ -187,7 +187,7 @@ def test_cube_flops_and_roofline_from_the_mmad_record():
     soc = get_soc(SOC)
     m, n, k = M_, N_, K_
     cycles = soc.cube.mmad_cycles(m, n, k, "float16")
-    record = Mmad(m, n, k, "float16", ("k.py", 1))  # the timing-only form, as the Matmul API's
+    record = Mmad(m, n, k, "float16", ("k.py", 1))  # the cost-only form, as the Matmul API's
     mmad = Instr(0, "M", "mmad", 100.0, 100.0 + cycles, 100.0 + cycles, ("k.py", 1), (), (),
                  record)
     # Kernel-side byte counts can be RuntimeInts, whose "/" truncates like C: must not leak.

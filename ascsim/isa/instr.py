@@ -50,7 +50,7 @@ class Copy(NamedTuple):
     ``"{src.space}->{dst.space}"``; it must exist on the SoC, and only FixPipe (L0C->UB) reaches
     another core's memory.
 
-    Timing-only form: ``src`` or ``dst`` None -- a side whose bytes the model does not hold (a
+    Cost-only form: ``src`` or ``dst`` None -- a side whose bytes the model does not hold (a
     front-end that computes a whole region's values at once, as the Matmul API does, moves its
     per-block operands this way). Then ``path`` names the path, nothing is moved, the accesses
     are those of the regions given, ``runs`` (when not 0) is the number of DMA runs if they
@@ -262,7 +262,7 @@ class Mmad(NamedTuple):
     ZN fractals), ``dst`` (L0C, ``m x n`` NZ fractals of 16x16, fp32 or int32). fp16/bf16
     products are exact and summed in fp32; int8 in int32. The initial C is ``bias`` (a BT row
     broadcast down the rows, or an L0C matrix), else ``dst`` itself when ``accumulate``, else
-    zero. A record with ``dst`` None is timing-only: a front-end that computes a whole region's
+    zero. A record with ``dst`` None is cost-only: a front-end that computes a whole region's
     product at once (:class:`CubeProduct`) emits its steps this way.
 
     Cost: ``busy = startup + ceil(m/16) * ceil(n/16) * ceil(k / k_step[dtype])`` cycles (the
@@ -334,7 +334,7 @@ class CubeProduct(NamedTuple):
     :class:`Mmad` accumulates; ``execute`` returns a handle whose ``result()`` is the
     accumulator-typed product (None in a timing-only run). ``a``, ``b`` and ``bias`` (or None)
     are callables that read the operands as numpy arrays in their stored types (a timing-only
-    run never calls them). No pipe time: the region's Mmad records (timing-only) carry the
+    run never calls them). No pipe time: the region's Mmad records (cost-only) carry the
     cost."""
 
     a: Any

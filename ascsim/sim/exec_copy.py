@@ -78,7 +78,7 @@ def _gm_rows(region: Region, bursts: Bursts, side: int):
 def execute_copy(core, rec: Copy):
     src, dst, bursts, loc = rec.src, rec.dst, rec.bursts, rec.loc
     if src is None or dst is None:
-        return _timing_only_copy(core, rec)
+        return _cost_only_copy(core, rec)
     cost = route(core, src, dst, loc)
     check_alignment(core, rec.op, (dst, src), loc)
     total = bursts.nbytes
@@ -111,7 +111,7 @@ def execute_copy(core, rec: Copy):
     return instr
 
 
-def _timing_only_copy(core, rec: Copy):
+def _cost_only_copy(core, rec: Copy):
     """A copy one side of which the model does not hold: priced and recorded, nothing moved."""
     cost = core.costs.path(core.kind, rec.path)
     if cost is None:

@@ -38,7 +38,7 @@ ACCUMULATOR = {"float16": "float32", "bfloat16": "float32", "float32": "float32"
 def execute_mmad(core, rec: Mmad):
     loc = rec.loc
     busy = core.costs.mmad(rec.m, rec.n, rec.k, rec.dtype)
-    if rec.dst is None:  # timing-only: the values come from a CubeProduct
+    if rec.dst is None:  # cost-only: the values come from a CubeProduct
         start = core.begin("M", rec.after)
         return core.place("M", rec.op, start, busy, 0, loc, (), (), rec)
     dst, a, b, bias = rec.dst, rec.a, rec.b, rec.bias
