@@ -107,13 +107,6 @@ def test_cli_run_writes_a_trace_with_one_track_per_pipe_per_core(tmp_path):
     assert all(e["dur"] > 0 and e["ts"] >= 0 for e in spans)
 
 
-def test_cli_refuses_npu_backend():
-    done = _cli("run", "examples/gelu.py", "-r", "NPU")
-    assert done.returncode != 0
-    message = " ".join((done.stdout + done.stderr).split())
-    assert "pyasc" in message and "CANN" in message
-
-
 def test_demo_runs_every_example_and_writes_its_trace(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     console = Console(file=open(os.devnull, "w"), width=120)  # noqa: SIM115 - closed below
