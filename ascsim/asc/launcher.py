@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ascsim.asc import dtypes
+from ascsim.asc.runtime.launcher import deliver
 from ascsim.asc.struct import Struct
 from ascsim.asc.values import GlobalAddress, RuntimeInt
 from ascsim.context import current_soc
@@ -235,8 +236,7 @@ def run_launch(name: str, body, args: dict, constexpr: set, block_num: int, kind
         if SESSION.keep_launches:
             SESSION.launches.append(launch)
         raise
-    for host in host_args:
-        host.copy_back()
+    deliver(name, block_num, host_args, args)  # pyasc's Launcher.run: results to the host
     SESSION.reports.append(report)
     if SESSION.keep_launches:
         SESSION.launches.append(launch)
