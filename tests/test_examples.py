@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from upstream_dirs import pyasc_example
 
 from ascsim import context
 from ascsim.demo import EXAMPLES_DIR, VECTOR_ITEMS, load_example, run_demo
@@ -29,7 +30,6 @@ SUCCESS = {
     "swiglu": "matches the torch reference",
     "rmsnorm": "matches the torch reference",
 }
-TUTORIALS_DIR = Path("/work/pyasc_tutorials")
 TUTORIALS = ("01_add/add.py", "02_add_framework/add_framework.py", "06_gelu/gelu.py",
              "07_swiglu/swiglu.py", "08_rmsnorm/rmsnorm.py")
 
@@ -121,11 +121,13 @@ def test_demo_runs_every_example_and_writes_its_trace(tmp_path, monkeypatch):
     assert {e["pid"] for e in events} == set(range(1, len(SESSION.reports) + 1))
 
 
-@pytest.mark.skipif(not TUTORIALS_DIR.is_dir(), reason="pyasc tutorials not saved here")
 @pytest.mark.parametrize("platform", PLATFORMS)
 @pytest.mark.parametrize("script", TUTORIALS)
 def test_pyasc_tutorial_passes_its_own_check(script, platform, caplog):
+    path = pyasc_example(script)
+    if path is None:
+        pytest.skip("ASCSIM_UPSTREAM_PYASC does not name the pyasc examples")
     caplog.set_level(logging.INFO)
-    run_script(str(TUTORIALS_DIR / script), ["-r", "Model", "-v", platform])
+    run_script(str(path), ["-r", "Model", "-v", platform])
     assert "run success" in caplog.text
     assert SESSION.reports and all(r.soc == platform for r in SESSION.reports)
