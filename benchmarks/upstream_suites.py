@@ -33,14 +33,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-#: pyasc's folders: (name in the tables, path under --pyasc, kind). ``script`` folders hold
-#: programs run as ``__main__``; ``pytest`` folders hold test files (``test_*.py``).
+#: pyasc's folders: (name in the tables, path under --pyasc, kind, with subfolders).
+#: ``script`` folders hold programs run as ``__main__``; ``pytest`` folders hold test files
+#: (``test_*.py``). ``test`` is python/test's own files (test_import.py), without subfolders.
 PYASC_FOLDERS = (
-    ("tutorials", "python/tutorials", "script"),
-    ("examples", "examples", "script"),
-    ("test/kernels", "python/test/kernels", "pytest"),
-    ("test/generalization", "python/test/generalization", "pytest"),
-    ("test/unit", "python/test/unit", "pytest"),
+    ("tutorials", "python/tutorials", "script", True),
+    ("examples", "examples", "script", True),
+    ("test", "python/test", "pytest", False),
+    ("test/kernels", "python/test/kernels", "pytest", True),
+    ("test/generalization", "python/test/generalization", "pytest", True),
+    ("test/unit", "python/test/unit", "pytest", True),
 )
 PYPTO_FRONTEND = "python/tests/st/pypto_pro/frontend"
 OUTCOMES = ("passed", "failed", "errored", "skipped")
@@ -93,12 +95,12 @@ def _first_existing(base: Path, relative: str) -> Path | None:
 def pyasc_files(base: Path) -> list[SuiteFile]:
     """Every script and test file of the pyasc folders found under ``base``."""
     files: list[SuiteFile] = []
-    for name, relative, kind in PYASC_FOLDERS:
+    for name, relative, kind, recursive in PYASC_FOLDERS:
         folder = _first_existing(base, relative)
         if folder is None:
             continue
         pattern = "test_*.py" if kind == "pytest" else "*.py"
-        for path in sorted(folder.rglob(pattern)):
+        for path in sorted(folder.rglob(pattern) if recursive else folder.glob(pattern)):
             if path.name == "conftest.py":
                 continue
             root = folder if kind == "pytest" else path.parent

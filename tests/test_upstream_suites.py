@@ -111,14 +111,16 @@ def test_discovery_of_pyasc_and_pypto_files(tmp_path):
         "python/tutorials/01_add/add.py": "", "examples/06_gelu/gelu.py": "",
         "python/test/kernels/conftest.py": "", "python/test/kernels/test_vadd.py": "",
         "python/test/kernels/helper.py": "", "python/test/unit/lib/test_x.py": "",
+        "python/test/test_import.py": "",
     })
     found = suites.pyasc_files(tmp_path / "pyasc")
     assert [(f.folder, f.path.name, f.kind) for f in found] == [
         ("tutorials", "add.py", "script"), ("examples", "gelu.py", "script"),
-        ("test/kernels", "test_vadd.py", "pytest"), ("test/unit", "test_x.py", "pytest")]
-    assert found[3].root == tmp_path / "pyasc/python/test/unit"
+        ("test", "test_import.py", "pytest"), ("test/kernels", "test_vadd.py", "pytest"),
+        ("test/unit", "test_x.py", "pytest")]
+    assert found[4].root == tmp_path / "pyasc/python/test/unit"
     # --pyasc may also name pyasc's python/ folder itself
-    assert len(suites.pyasc_files(tmp_path / "pyasc" / "python")) == 3
+    assert len(suites.pyasc_files(tmp_path / "pyasc" / "python")) == 4
     _write(tmp_path / "pypto" / suites.PYPTO_FRONTEND, {
         "conftest.py": "", "matmul/test_mm.py": "", "simt/thread/test_t.py": "",
     })
