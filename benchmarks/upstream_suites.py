@@ -29,8 +29,9 @@ import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 #: pyasc's folders: (name in the tables, path under --pyasc, kind, with subfolders).
@@ -74,6 +75,8 @@ class FileResult:
     skipped: int = 0
     seconds: float = 0.0
     first_error: str = ""
+    #: The error line of every failed or errored test (``test name: line``), for --reasons.
+    errors: list = field(default_factory=list)
 
     @property
     def tests(self) -> int:
@@ -128,10 +131,11 @@ def command(item: SuiteFile, ascsim: list[str], soc: str | None, report: Path) -
             f"--junitxml={report}", f"--rootdir={item.root}"]
 
 
-def junit_counts(xml_text: str) -> tuple[dict[str, int], str]:
-    """Outcome counts of a pytest JUnit XML report, and the first failure's message."""
+def junit_outcomes(xml_text: str) -> tuple[dict[str, int], list[tuple[str, str]]]:
+    """Outcome counts of a pytest JUnit XML report, and (test, error line) of each test that
+    failed or errored, in report order."""
     counts = dict.fromkeys(OUTCOMES, 0)
-    first = ""
+    errors = []
     root = ET.fromstring(xml_text)
     for case in root.iter("testcase"):
         outcome = "passed"
@@ -140,11 +144,18 @@ def junit_counts(xml_text: str) -> tuple[dict[str, int], str]:
             if tag is None:
                 continue
             outcome = tag
-            if tag in ("failed", "errored") and not first:
-                first = error_line(child.get("message") or "", child.text or "")
+            if tag in ("failed", "errored"):
+                errors.append((case.get("name", "?"),
+                               error_line(child.get("message") or "", child.text or "")))
             break
         counts[outcome] += 1
-    return counts, first
+    return counts, errors
+
+
+def junit_counts(xml_text: str) -> tuple[dict[str, int], str]:
+    """Outcome counts of a pytest JUnit XML report, and the first failure's error line."""
+    counts, errors = junit_outcomes(xml_text)
+    return counts, errors[0][1] if errors else ""
 
 
 def error_line(message: str, text: str) -> str:
@@ -182,10 +193,11 @@ def run_file(item: SuiteFile, ascsim: list[str], soc: str | None, timeout: float
             timed_out = True
         result.seconds = time.perf_counter() - start
         if item.kind == "pytest" and report.is_file():
-            counts, first = junit_counts(report.read_text())
+            counts, errors = junit_outcomes(report.read_text())
             for name in OUTCOMES:
                 setattr(result, name, counts[name])
-            result.first_error = first
+            result.first_error = errors[0][1] if errors else ""
+            result.errors = [f"{test}: {line}" for test, line in errors]
         if timed_out:
             result.errored += 1
             result.first_error = result.first_error or f"timed out after {timeout:.0f} s"
@@ -200,6 +212,8 @@ def run_file(item: SuiteFile, ascsim: list[str], soc: str | None, timeout: float
             result.first_error = script_error(stderr, stdout)
         elif proc.returncode not in (0, 1) and not result.first_error:
             result.first_error = script_error(stderr, stdout)
+    if result.first_error and not result.errors:
+        result.errors = [f"{item.path.name}: {result.first_error}"]
     return result
 
 
@@ -271,6 +285,14 @@ def format_tables(results: list[FileResult], base: dict[str, Path]) -> str:
     return "\n".join(out)
 
 
+def reason_table(results: list[FileResult], top: int) -> str:
+    """The most frequent error lines over every failed or errored test."""
+    counter = Counter(line.partition(": ")[2] for r in results for line in r.errors)
+    rows = [f"{n:>5}  {line}" for line, n in counter.most_common(top)]
+    return "\n".join(["", f"most frequent errors (of {sum(counter.values())} failed or errored "
+                       "tests)", *rows])
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--pyasc", type=Path, metavar="DIR", help="pyasc's python/ and examples/")
@@ -280,6 +302,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=1, help="files run at the same time (1)")
     p.add_argument("--only", metavar="TEXT", help="run only files whose path contains TEXT")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the results as JSON")
+    p.add_argument("--reasons", type=int, default=0, metavar="N",
+                   help="also print the N most frequent error lines over all failing tests")
     p.add_argument("--ascsim", default=f"{sys.executable} -m ascsim", metavar="CMD",
                    help="the command that runs ascsim (default: this Python's -m ascsim)")
     return p
@@ -310,6 +334,8 @@ def main(argv: list[str] | None = None) -> int:
                                                f"{r.passed}/{r.tests}", flush=True))
     print()
     print(format_tables(results, base))
+    if ns.reasons:
+        print(reason_table(results, ns.reasons))
     if ns.json:
         ns.json.parent.mkdir(parents=True, exist_ok=True)
         ns.json.write_text(json.dumps({"results": [asdict(r) for r in results],

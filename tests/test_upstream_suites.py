@@ -97,6 +97,12 @@ def test_junit_counts_each_outcome_and_the_first_error():
     assert first == "AssertionError: wrong sum"
 
 
+def test_junit_outcomes_list_every_failing_test():
+    _, errors = suites.junit_outcomes(JUNIT)
+    assert errors == [("test_bad", "AssertionError: wrong sum"),
+                      ("test_setup", "NameError: name 'x' is not defined")]
+
+
 def test_error_line_prefers_the_last_exception_line():
     text = ("Traceback (most recent call last):\n  File \"x.py\", line 3\n"
             "ModuleNotFoundError: No module named 'pypto_pro'\n")
@@ -139,7 +145,7 @@ def test_run_over_a_fake_suite(tmp_path, capsys):
     })
     out_json = tmp_path / "out" / "r.json"
     assert suites.main(["--pyasc", str(tmp_path), "--timeout", "20", "--jobs", "2",
-                        "--json", str(out_json)]) == 0
+                        "--json", str(out_json), "--reasons", "3"]) == 0
     out = capsys.readouterr().out
     rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()
             if line.startswith(("python/", "tutorials ", "test/", "total "))}
@@ -157,6 +163,9 @@ def test_run_over_a_fake_suite(tmp_path, capsys):
         in out
     assert "test_slow.py: timed out after 20 s" in out
     assert '"folders"' in out_json.read_text()
+    assert "most frequent errors (of 4 failed or errored tests)" in out
+    assert "    2  AssertionError: only one" not in out  # one failing case each
+    assert "    1  AssertionError: only one" in out
 
 
 def test_missing_folder_is_a_clear_error(tmp_path):
