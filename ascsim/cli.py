@@ -109,7 +109,11 @@ def _run(ns, console: Console) -> int:
             return 2
         _pull_own_options(ns)
     if ns.soc:
-        context.request_soc(ns.soc)
+        try:
+            context.request_soc(ns.soc)
+        except ValueError as exc:
+            console.print(f"[red]ascsim:[/] --soc: {exc}")
+            return 2
     SESSION.strict = ns.strict or os.environ.get("ASCSIM_STRICT") == "1"
     SESSION.keep_launches = bool(ns.trace)
     status = 0

@@ -163,3 +163,9 @@ def test_bundled_example_runs_with_backend_npu():
     assert done.returncode == 0, done.stderr
     assert "matches the torch reference" in done.stdout
     assert "no NPU is used" in done.stderr
+
+
+def test_soc_option_rejects_an_unknown_name():
+    done = _cli("run", "--soc", "Ascend999", "-m", "pytest", "--version")
+    assert done.returncode == 2
+    assert "unknown SoC 'Ascend999'" in " ".join(done.stdout.split())
