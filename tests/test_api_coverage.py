@@ -37,6 +37,10 @@ def test_states_of_names():
     assert state_of(module, "no_sense") == "refuses"
     assert state_of(module, "gone") == "missing"
     assert state_of(None, "here") == "missing"
+    # a submodule of ours is not pyasc's function of that name (asc.adv.softmax)
+    module.softmax = types.ModuleType("ascsim.asc.adv.softmax")
+    assert state_of(module, "softmax") == "missing"
+    assert state_of(module, "softmax", frozenset({"softmax"})) == "implemented"
     with pytest.raises(NotOnSimulator, match="asc.lib.runtime.malloc is not meaningful on a "
                                              "simulator: GM is simulated"):
         module.no_sense(1024)

@@ -20,6 +20,7 @@ import ast
 import functools
 import importlib
 import sys
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,6 +50,9 @@ SOURCES = {
     "asc.runtime.launcher": ("asc/runtime/launcher.py", "defs"),
     "asc.runtime.compiler": ("asc/runtime/compiler.py", "defs"),
 }
+#: The names in the list that are subpackages in pyasc (``asc.adv``, ...). Any other listed name
+#: that is a module in ascsim (``asc.adv.softmax``, a function in pyasc) is not that name.
+PYASC_SUBPACKAGES = {"asc": frozenset({"adv", "basic", "core", "fwk"})}
 STATES = ("implemented", "refuses", "missing")
 REFUSES_ATTR = "__ascsim_refuses__"
 
@@ -77,11 +81,15 @@ def reference_names() -> dict[str, tuple[str, ...]]:
     return {module: tuple(names) for module, names in data["modules"].items()}
 
 
-def state_of(module, name: str) -> str:
-    """``implemented`` / ``refuses`` / ``missing`` for ``name`` in our ``module`` (or None)."""
+def state_of(module, name: str, subpackages: frozenset = frozenset()) -> str:
+    """``implemented`` / ``refuses`` / ``missing`` for ``name`` in our ``module`` (or None);
+    ``subpackages``: the names that are modules in pyasc too."""
     if module is None or not hasattr(module, name):
         return "missing"
-    return "refuses" if hasattr(getattr(module, name), REFUSES_ATTR) else "implemented"
+    value = getattr(module, name)
+    if isinstance(value, types.ModuleType) and name not in subpackages:
+        return "missing"  # one of our submodules, not pyasc's function or class of that name
+    return "refuses" if hasattr(value, REFUSES_ATTR) else "implemented"
 
 
 @dataclass
@@ -115,8 +123,9 @@ def coverage(reference: dict[str, tuple[str, ...]] | None = None,
     for name, names in reference.items():
         ours = modules[name] if modules is not None else _our_module(name)
         cov = ModuleCoverage(name)
+        subpackages = PYASC_SUBPACKAGES.get(name, frozenset())
         for exported in names:
-            cov.names[state_of(ours, exported)].append(exported)
+            cov.names[state_of(ours, exported, subpackages)].append(exported)
         result.append(cov)
     return result
 
