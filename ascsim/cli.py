@@ -22,10 +22,16 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timing-only", action="store_true",
                    help="time and check the kernels without computing values: outputs are "
                    "left as they were (also ASCSIM_TIMING_ONLY=1)")
+    p.add_argument("--soc", metavar="NAME",
+                   help="the simulated SoC for scripts that name none (a script's -v wins); "
+                   "default Ascend910B1")
 
 
 def _add_script(p: argparse.ArgumentParser) -> None:
-    p.add_argument("script", help="the pyasc script to run")
+    p.add_argument("-m", dest="module", metavar="MODULE",
+                   help="run MODULE as 'python -m' does (e.g. -m pytest FILE); everything after "
+                   "MODULE goes to it, so put ascsim's own options before -m")
+    p.add_argument("script", nargs="?", help="the pyasc script to run")
     p.add_argument("args", nargs=argparse.REMAINDER,
                    help="arguments for the script (e.g. -r Model -v Ascend910B1); ascsim's own "
                    "options may also follow the script; everything after '--' goes to the "
@@ -49,6 +55,24 @@ def _pull_own_options(ns) -> None:
     ns.args = rest + tail
 
 
+def _split_module_args(argv: list[str]) -> tuple[list[str], list[str]]:
+    """``run [options] -m MODULE args...``: (argv up to MODULE, the module's own args).
+
+    argparse would read the module's options (pytest's ``-q``, ``-v``) as ascsim's; they are cut
+    off first. Without a ``-m`` before the script name, argv is returned whole.
+    """
+    if len(argv) < 2 or argv[0] not in ("run", "check"):
+        return argv, []
+    head = build_parser()
+    for i, arg in enumerate(argv[1:], start=1):
+        if arg == "-m" and i + 1 < len(argv):
+            ns = head.parse_known_args(argv[:i])[0]
+            if ns.script is None:
+                return argv[: i + 2], argv[i + 2:]
+            return argv, []
+    return argv, []
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ascsim", description=(
         "Run, check and time Ascend (pyasc) kernels on a simulated AI Core."))
@@ -59,8 +83,13 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="run a script and report kernel problems (exit 1 if any)")
     _add_run_options(check)
     _add_script(check)
-    info = sub.add_parser("info", help="list the simulated SoCs, or show one")
+    info = sub.add_parser("info", help="list the simulated SoCs, or show one; --api: pyasc "
+                          "API coverage")
     info.add_argument("soc", nargs="?")
+    info.add_argument("--api", action="store_true",
+                      help="how many of pyasc's exported names ascsim implements, per module")
+    info.add_argument("--list", action="store_true",
+                      help="with --api: also list the names that refuse or are missing")
     sub.add_parser("demo", help="run the bundled examples and show what ascsim reports")
     from ascsim.bench.cli import add_parser as add_bench_parser
 
@@ -72,11 +101,21 @@ def _run(ns, console: Console) -> int:
     import os
 
     from ascsim.display import print_reports
-    from ascsim.runner import NpuRequested, run_script
+    from ascsim.runner import run_module, run_script
     from ascsim.session import SESSION
     from ascsim.sim.trace import write_trace
 
-    _pull_own_options(ns)
+    if ns.module is None:
+        if ns.script is None:
+            console.print("[red]ascsim:[/] give a script to run, or -m MODULE")
+            return 2
+        _pull_own_options(ns)
+    if ns.soc:
+        try:
+            SESSION.request_soc(ns.soc)
+        except ValueError as exc:
+            console.print(f"[red]ascsim:[/] --soc: {exc}")
+            return 2
     SESSION.strict = ns.strict or os.environ.get("ASCSIM_STRICT") == "1"
     if ns.timing_only:
         SESSION.timing_only = True
@@ -84,10 +123,10 @@ def _run(ns, console: Console) -> int:
     # Every launch of the script is printed at the end (and drawn, with --trace).
     with SESSION.collect(launches=bool(ns.trace)) as run:
         try:
-            run_script(ns.script, ns.args)
-        except NpuRequested as exc:
-            console.print(f"[red]ascsim:[/] {exc}")
-            return 2
+            if ns.module is not None:
+                run_module(ns.module, ns.module_args)
+            else:
+                run_script(ns.script, ns.args)
         except SystemExit as exc:
             status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         except BaseException:  # noqa: BLE001 - show the script's error, then what ran
@@ -118,11 +157,42 @@ def _run(ns, console: Console) -> int:
     return status
 
 
+def _api_coverage(ns, console: Console) -> int:
+    from rich.table import Table
+
+    from ascsim.asc.api_coverage import STATES, coverage
+
+    modules = coverage()
+    table = Table(title="pyasc's exported names in ascsim", show_edge=False)
+    for col in ("module", "names", *STATES, "implemented %"):
+        table.add_column(col, justify="left" if col == "module" else "right")
+    totals = dict.fromkeys(STATES, 0)
+    for cov in modules:
+        counts = [cov.count(state) for state in STATES]
+        for state, n in zip(STATES, counts):
+            totals[state] += n
+        table.add_row(cov.module, str(cov.total), *map(str, counts),
+                      f"{100.0 * counts[0] / cov.total:.1f}" if cov.total else "-")
+    total = sum(totals.values())
+    table.add_row("total", str(total), *(str(totals[s]) for s in STATES),
+                  f"{100.0 * totals['implemented'] / total:.1f}" if total else "-")
+    console.print(table)
+    if ns.list:
+        for cov in modules:
+            for state in STATES[1:]:
+                if cov.names[state]:
+                    console.print(f"[bold]{cov.module}[/] {state} ({cov.count(state)}): "
+                                  + ", ".join(cov.names[state]), soft_wrap=False)
+    return 0
+
+
 def _info(ns, console: Console) -> int:
     from rich.table import Table
 
     from ascsim.hw import get_soc, soc_names
 
+    if ns.api:
+        return _api_coverage(ns, console)
     if ns.soc:
         soc = get_soc(ns.soc)
         table = Table(title=soc.name, show_edge=False)
@@ -160,7 +230,9 @@ def _bench(ns, console: Console) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv, module_args = _split_module_args(sys.argv[1:] if argv is None else list(argv))
     ns = build_parser().parse_args(argv)
+    ns.module_args = module_args
     # Tables are wider than a pipe's default 80 columns; keep them readable in logs too.
     console = Console(width=None if sys.stdout.isatty() else 110)
     handlers = {"run": _run, "check": _run, "info": _info, "demo": _demo,

@@ -1,19 +1,22 @@
-"""Running an unmodified pyasc script on the simulator.
+"""Running an unmodified pyasc script, or a module such as pytest, on the simulator.
 
 The script's ``import asc`` (and ``asc.lib.runtime``, ``asc.runtime.config``, ...) resolve to
 ``ascsim.asc`` through aliases in ``sys.modules``; no top-level ``asc`` package is installed.
+``import torch_npu`` and ``torch.npu`` are served by the NPU stand-in (:mod:`ascsim.npu`). Both
+exist only inside the process that ``ascsim run`` starts.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import pkgutil
 import runpy
 import sys
 from dataclasses import dataclass
 
-from ascsim.asc.runtime.config import NPU_UNAVAILABLE
+from ascsim import npu
 from ascsim.session import SESSION
 
 ALIAS = "asc"
@@ -21,13 +24,34 @@ TARGET = "ascsim.asc"
 
 
 def install_asc_alias() -> None:
-    """Make ``import asc`` and every ``asc.<sub>`` resolve to ``ascsim.asc``."""
+    """Make ``import asc`` and every ``asc.<sub>`` resolve to ``ascsim.asc``.
+
+    The modules also take pyasc's names (``asc.__name__ == "asc"``, ``asc.language.__name__ ==
+    "asc.language"``, and the same in ``__spec__``), which pyasc's own tests check.
+    """
     package = importlib.import_module(TARGET)
     for info in pkgutil.walk_packages(package.__path__, TARGET + "."):
         importlib.import_module(info.name)
     for name, module in list(sys.modules.items()):
         if name == TARGET or name.startswith(TARGET + "."):
-            sys.modules.setdefault(ALIAS + name[len(TARGET):], module)
+            alias = ALIAS + name[len(TARGET):]
+            sys.modules.setdefault(alias, module)
+            _rename(module, alias)
+
+
+def _rename(module, alias: str) -> None:
+    is_package = hasattr(module, "__path__")
+    module.__name__ = alias
+    module.__package__ = alias if is_package else alias.rpartition(".")[0]
+    spec = getattr(module, "__spec__", None)
+    if spec is not None:
+        spec.name = alias
+
+
+def install_frontends() -> None:
+    """Everything an unmodified script may import: ``asc`` and the NPU stand-in."""
+    install_asc_alias()
+    npu.install()
 
 
 @dataclass(frozen=True)
@@ -50,25 +74,46 @@ def peek_script_args(args: list[str]) -> ScriptArgs:
     return ScriptArgs(found.get("-r"), found.get("-v"))
 
 
-class NpuRequested(RuntimeError):
-    """The script asked for the NPU backend, which only Huawei's pyasc with CANN provides."""
+def _apply_script_args(args: list[str]) -> None:
+    peeked = peek_script_args(args)
+    if peeked.platform:
+        SESSION.request_soc(peeked.platform)
+    if peeked.backend is not None and peeked.backend.upper() == "NPU":
+        npu.notice("-r NPU")
 
 
 def run_script(path: str, args: list[str]) -> None:
     """Run ``path`` as ``__main__`` with ``args``, with ``asc`` served by the simulator."""
     if not os.path.isfile(path):
         raise FileNotFoundError(f"no such script: {path}")
-    peeked = peek_script_args(args)
-    if peeked.backend is not None and peeked.backend.upper() == "NPU":
-        raise NpuRequested(NPU_UNAVAILABLE)
-    if peeked.platform:
-        SESSION.request_soc(peeked.platform)
-    install_asc_alias()
+    _apply_script_args(args)
+    install_frontends()
     script_dir = os.path.dirname(os.path.abspath(path))
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     sys.argv = [path, *args]
     sys.path.insert(0, script_dir)
     try:
         runpy.run_path(path, run_name="__main__")
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+
+
+def run_module(name: str, args: list[str]) -> None:
+    """Run module ``name`` as ``python -m name args`` does (e.g. ``pytest FILE``), with the
+    front-ends installed for the whole process.
+
+    ``args`` belong to the module alone (pytest's ``-v`` is verbosity, not a platform): the
+    simulated SoC comes from ``ascsim run --soc`` or the script's own ``set_platform``.
+    """
+    if not name or name.startswith("-"):
+        raise ValueError(f"invalid module name {name!r}: expected e.g. 'pytest'")
+    install_frontends()
+    if importlib.util.find_spec(name) is None:
+        raise ModuleNotFoundError(f"no module named {name!r}", name=name)
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    sys.argv = [name, *args]  # runpy replaces argv[0] with the module's file
+    sys.path.insert(0, os.getcwd())  # as ``python -m`` does
+    try:
+        runpy.run_module(name, run_name="__main__", alter_sys=True)
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path

@@ -125,7 +125,8 @@ class Session:
 
     @property
     def backend(self) -> str:
-        """The backend a script selected (``"Model"``; ``"NPU"`` is refused by the runner)."""
+        """The backend a script selected (``"Model"``, or ``"NPU"``, which runs on the simulated
+        chip too)."""
         with self._lock:
             return self._backend
 

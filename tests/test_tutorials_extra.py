@@ -1,23 +1,23 @@
 """The saved pyasc examples 09 (Linear, four kernels chosen by shape) and 10 (fused infer
 attention, MIX AIC:AIV 1:2 with cross-core flags and online softmax) run unchanged, pass their
-own torch checks and report no findings. Skipped where the saved scripts are absent."""
+own torch checks and report no findings. Skipped unless ASCSIM_UPSTREAM_PYASC names them."""
 
 from __future__ import annotations
 
 import os
 
 import pytest
+from upstream_dirs import pyasc_example
 
 from ascsim.runner import run_script
 from ascsim.session import SESSION
 
-TUTORIALS = "/work/pyasc_tutorials"
-LINEAR = os.path.join(TUTORIALS, "09_linear", "linear.py")
-ATTENTION = os.path.join(TUTORIALS, "10_fused_infer_attention", "fused_infer_attention.py")
+LINEAR = str(pyasc_example("09_linear/linear.py"))
+ATTENTION = str(pyasc_example("10_fused_infer_attention/fused_infer_attention.py"))
 SOCS = ("Ascend910B1", "Ascend950PR_9579")
 
 pytestmark = pytest.mark.skipif(not (os.path.isfile(LINEAR) and os.path.isfile(ATTENTION)),
-                                reason="the saved pyasc examples 09/10 are not on this machine")
+                                reason="ASCSIM_UPSTREAM_PYASC does not name the pyasc examples")
 
 # Calls the example's own launch function at shapes that reach its other kernels; the example
 # module is imported from its directory, with ``asc`` served by ascsim.

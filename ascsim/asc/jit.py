@@ -14,6 +14,7 @@ from ascsim.asc.jit_options import (
     compile_options,
 )
 from ascsim.asc.launcher import run_launch
+from ascsim.asc.runtime.mock import host_value
 from ascsim.sim import scheduler
 from ascsim.sim.errors import KernelError
 
@@ -117,7 +118,8 @@ class _Launcher:
             raise TypeError(f"kernel {jit_fn.fn.__name__}: {exc}") from None
         bound.apply_defaults()
         body = jit_fn.compiled(True)
-        return run_launch(jit_fn.fn.__name__, body, dict(bound.arguments), jit_fn.constexpr,
+        arguments = {name: host_value(value) for name, value in bound.arguments.items()}
+        return run_launch(jit_fn.fn.__name__, body, arguments, jit_fn.constexpr,
                           int(self.launch.core_num), jit_fn.kernel_kind(options))
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from ascsim.asc import dtypes
 from ascsim.asc.hints import PYASC_HINTS
+from ascsim.asc.runtime.launcher import deliver
 from ascsim.asc.struct import Struct
 from ascsim.asc.values import GlobalAddress, RuntimeInt
 from ascsim.session import SESSION
@@ -168,9 +169,9 @@ def run_launch(name: str, body, args: dict, constexpr: set, block_num: int, kind
             # there, so `ascsim check` can still list the findings next to the error.
             session.record(launch.partial_report(), launch)
             raise
-        if launch.values:  # a timing-only launch computed nothing: host tensors stay as they are
-            for host in host_args:
-                host.copy_back()
+        # pyasc's Launcher.run hands the results to the host (a timing-only launch computed
+        # nothing: the host's tensors then stay as they are).
+        deliver(name, block_num, host_args if launch.values else (), args)
         session.record(report, launch)
         if not options.keep:
             # Nothing reads this launch any more: its GM bytes may serve later launches, and

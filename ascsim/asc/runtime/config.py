@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from enum import Enum, IntEnum
 
+from ascsim import npu
 from ascsim.hw import soc_names
 from ascsim.session import SESSION
 
 
 class Backend(Enum):
-    """Where kernels run. ascsim simulates ``Model``; ``NPU`` needs Huawei's pyasc and CANN."""
+    """Where kernels run. Both run on the simulated chip: ``NPU`` says so once on stderr."""
 
     Model = "Model"
     NPU = "NPU"
@@ -30,17 +31,15 @@ class KernelType(IntEnum):
     MIX_AIC_1_2 = 7
 
 
-NPU_UNAVAILABLE = (
-    "ascsim simulates Ascend devices (backend 'Model'); running on a real NPU (backend 'NPU') "
-    "needs Huawei's pyasc with the CANN toolkit and an Ascend device. Use -r Model."
-)
-
-
 def set_platform(backend, soc_version=None, device_id=None, check: bool = True) -> None:
-    """Select the backend and the simulated SoC (default: the runner's ``-v`` or Ascend910B1)."""
+    """Select the backend and the simulated SoC (default: the runner's ``-v`` or Ascend910B1).
+
+    ``Backend.NPU`` runs on the simulated chip too (pyasc would detect the device's SoC; here
+    the device is the simulated one), after a one-line notice on stderr.
+    """
     backend = Backend(backend.value if isinstance(backend, Enum) else backend)
     if backend is Backend.NPU:
-        raise RuntimeError(NPU_UNAVAILABLE)
+        npu.notice("backend NPU")
     SESSION.set_backend(backend.value)
     if soc_version is not None:
         name = soc_version.value if isinstance(soc_version, Enum) else str(soc_version)

@@ -26,13 +26,16 @@ def use_model() -> None:
 
 
 def use_npu() -> None:
-    from ascsim.asc.runtime.config import NPU_UNAVAILABLE
+    """The NPU is the simulated chip: say so once, then run there."""
+    from ascsim import npu
 
-    raise RuntimeError(NPU_UNAVAILABLE)
+    npu.notice("the NPU runtime")
+    SESSION.set_backend("NPU")
 
 
 def is_model() -> bool:
-    return True
+    """True unless the script chose the NPU backend (which the simulator also runs)."""
+    return SESSION.backend == "Model"
 
 
 def is_available() -> bool:
