@@ -190,7 +190,7 @@ ul.why { font-size: 12px; margin: 2px 0 12px 0; } .note { color: #555; font-size
 """
 
 
-def _html_table(head: list[str], rows: list[list[str]], table_id: str) -> str:
+def html_table(head: list[str], rows: list[list[str]], table_id: str) -> str:
     th = "".join(f"<th>{html.escape(h)}</th>" for h in head)
     body = []
     for row in rows:
@@ -202,7 +202,7 @@ def _html_table(head: list[str], rows: list[list[str]], table_id: str) -> str:
     return f'<table id="{table_id}"><tr>{th}</tr>{"".join(body)}</table>'
 
 
-def _img(png: bytes, plot_id: str, alt: str) -> str:
+def html_img(png: bytes, plot_id: str, alt: str) -> str:
     data = base64.b64encode(png).decode("ascii")
     return f'<img class="plot" id="{plot_id}" alt="{html.escape(alt)}" ' \
            f'src="data:image/png;base64,{data}">'
@@ -225,13 +225,13 @@ def to_html(result: BenchResult, pipe_variant: str | None = None) -> str:
 variants {html.escape(", ".join(result.variants))}. {html.escape(result.baseline_note)}.
 T_HW = max(0.1·T_base, 1 µs). Run wall time {result.wall_s:.1f} s.</p>
 <h2>Score per variant</h2>
-{_html_table(SUMMARY_HEAD, _summary_rows(result), "summary")}
+{html_table(SUMMARY_HEAD, _summary_rows(result), "summary")}
 <h2>Plots</h2>
-{_img(speedup_plot(result), "plot-speedup", "speedup per case")}
-{_img(time_plot(result), "plot-time", "time per case per variant")}
-{_img(pipe_plot(result, pipe_variant), "plot-pipes", f"per-pipe busy time, {pipe_variant}")}
+{html_img(speedup_plot(result), "plot-speedup", "speedup per case")}
+{html_img(time_plot(result), "plot-time", "time per case per variant")}
+{html_img(pipe_plot(result, pipe_variant), "plot-pipes", f"per-pipe busy time, {pipe_variant}")}
 <h2>Cases</h2>
-{_html_table(*_case_rows(result), "cases")}
+{html_table(*_case_rows(result), "cases")}
 <h2>Why the variants differ</h2>
 {"".join(why)}
 </body></html>

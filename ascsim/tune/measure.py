@@ -128,17 +128,28 @@ def _error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}{where}"
 
 
+def _with_stderr(reason: str, stderr: str) -> str:
+    """The reason, plus the last line the trial wrote to stderr (the host tiling API says
+    there why it refused, then the script raises a generic error)."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    return f"{reason} [stderr: {lines[-1]}]" if lines else reason
+
+
 def evaluate(run_fn: Callable[..., Any], config: Mapping[str, Any], objective: str,
              infeasible_findings: Collection[str] = INFEASIBLE_FINDINGS) -> Outcome:
     """Run one configuration and measure it; never raises for the run function's errors."""
+    import contextlib
+    import io
     import time
 
     from ascsim.session import SESSION
 
     SESSION.clear()
+    stderr = io.StringIO()
     t0 = time.perf_counter()
     try:
-        result = run_fn(**config)
+        with contextlib.redirect_stderr(stderr):
+            result = run_fn(**config)
         reports, target = _reports_of(result)
         blocked = _blocking_findings(reports, infeasible_findings)
         if blocked:
@@ -149,7 +160,8 @@ def evaluate(run_fn: Callable[..., Any], config: Mapping[str, Any], objective: s
     except ObjectiveError as exc:
         return Outcome("infeasible", reason=str(exc), wall_s=time.perf_counter() - t0)
     except Exception as exc:  # noqa: BLE001 - any error of the trial is its result
-        return Outcome("infeasible", reason=_error_text(exc), wall_s=time.perf_counter() - t0)
+        return Outcome("infeasible", reason=_with_stderr(_error_text(exc), stderr.getvalue()),
+                       wall_s=time.perf_counter() - t0)
     finally:
         SESSION.clear()
     return Outcome("ok", value, device_time_us=device, wall_s=time.perf_counter() - t0)
