@@ -52,3 +52,13 @@ def dies_once_or_always(a: int, b: int, mode: str, marker_dir: str):
         marker.touch()
         os.kill(os.getpid(), signal.SIGKILL)
     return _report(bowl(a, b, mode))
+
+
+def interrupts_at(a: int, b: int, mode: str):
+    """Ctrl-C during the trial of (4, 7, fast) while it is armed (inline backend only)."""
+    if (a, b, mode) == (4, 7, "fast") and ARMED[0]:
+        raise KeyboardInterrupt
+    return synthetic(a, b, mode)
+
+
+ARMED = [True]

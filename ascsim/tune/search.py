@@ -149,7 +149,8 @@ def search(run_fn: Callable[..., Any], space: Space | Mapping[str, Any] | str, *
            study_name: str = "ascsim-tune", backend: str | Backend | None = "pool",
            ray_address: str = "auto", soc: str | None = None,
            infeasible_findings: Collection[str] = INFEASIBLE_FINDINGS,
-           batch_size: int = BATCH_SIZE, on_trial: ProgressFn | None = None) -> TuneResult:
+           batch_size: int = BATCH_SIZE, first: list[Mapping[str, Any]] = (),
+           on_trial: ProgressFn | None = None) -> TuneResult:
     """Search ``space`` for the configuration whose run has the least ``objective``.
 
     ``run_fn(**config)`` runs one configuration and returns its report (see
@@ -159,8 +160,11 @@ def search(run_fn: Callable[..., Any], space: Space | Mapping[str, Any] | str, *
     second call with the same arguments resumes it; ``backend`` is "pool" (local processes),
     "ray" (``ray_address``: "auto" starts a local cluster, else the cluster to join),
     "inline" (this process: no isolation, for run functions that cannot be pickled) or a
-    backend object. ``soc`` selects the simulated SoC for every trial. Ctrl-C stops the search
-    cleanly: the result says ``interrupted`` and the stored study resumes later.
+    backend object (kept open afterwards, so several searches can share its workers; the
+    caller closes it). ``soc`` selects the simulated SoC for every trial. ``first`` lists
+    configurations to evaluate before the sampler's (e.g. the defaults, to compare against).
+    Ctrl-C stops the search cleanly: the result says ``interrupted`` and the stored study
+    resumes later.
     """
     space = as_space(space)
     if not isinstance(budget, int) or budget < 1:
@@ -178,15 +182,21 @@ def search(run_fn: Callable[..., Any], space: Space | Mapping[str, Any] | str, *
     study = studies.open_study(space, storage=url, study_name=study_name, seed=seed,
                                objective=objective, use_grid=use_grid)
     engine = _backend(backend, workers, ray_address)
+    owned = engine is not backend
     spec = TrialSpec(run_fn, objective, frozenset(infeasible_findings), soc)
     meta = {"objective": objective, "sampler": "grid" if use_grid else "tpe",
             "backend": engine.name, "workers": engine.workers, "seed": seed,
             "budget": budget, "study_name": study_name, "storage": url}
     run = _Run(space, study, spec, engine, min(budget, space.grid_size), seed, use_grid,
                on_trial, meta)
-    for config in studies.leftovers(study, space):
-        if studies.config_key(config) not in run.known:
-            study.enqueue_trial(config, skip_if_exists=False)
+    for config in first:
+        space.check(config)
+    queued: set[str] = set()
+    for config in [*studies.leftovers(study, space), *first]:
+        key = studies.config_key(config)
+        if key not in run.known and key not in queued:
+            queued.add(key)
+            study.enqueue_trial(dict(config))
     interrupted = False
     try:
         engine.start(spec)
@@ -199,5 +209,6 @@ def search(run_fn: Callable[..., Any], space: Space | Mapping[str, Any] | str, *
     except KeyboardInterrupt:
         interrupted = True
     finally:
-        engine.close()
+        if owned:
+            engine.close()
     return run.result(interrupted)

@@ -68,8 +68,8 @@ def open_study(space: Space, *, storage: str | None, study_name: str, seed: int,
         tpe_sampler(seed, 0, 1)
     study = optuna.create_study(storage=storage, study_name=study_name, direction="minimize",
                                 sampler=sampler, load_if_exists=storage is not None)
-    identity = {"space": space.fingerprint(), "objective": objective, "seed": seed,
-                "sampler": "grid" if use_grid else "tpe"}
+    # A resumed study may get a larger budget (and so another sampler), not another problem.
+    identity = {"space": space.fingerprint(), "objective": objective, "seed": seed}
     stored = study.user_attrs.get("ascsim_identity")
     if stored is None:
         study.set_user_attr("ascsim_identity", identity)
@@ -77,7 +77,7 @@ def open_study(space: Space, *, storage: str | None, study_name: str, seed: int,
     elif stored != identity:
         differs = [k for k in identity if stored.get(k) != identity[k]]
         raise StudyError(f"the study {study_name!r} in {storage} was made by another search "
-                         f"(its {', '.join(differs)} differ{'s' if len(differs) == 1 else ''}:"
+                         f"(its {', '.join(differs)} differ{'s' if len(differs) == 1 else ''};"
                          f" stored {({k: stored.get(k) for k in differs})}); use another "
                          "--study name or storage file")
     return study

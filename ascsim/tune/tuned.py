@@ -9,7 +9,8 @@ simulator), so operators can consult it cheaply.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,19 @@ import yaml
 DATA_DIR = Path(__file__).parent / "data"
 
 _CACHE: dict[str, dict[tuple[str, str], TunedEntry]] = {}
+#: Set while tuned settings are ignored (``ignored()``: untuned baselines, the tuner itself).
+_IGNORED = [False]
+
+
+@contextlib.contextmanager
+def ignored() -> Iterator[None]:
+    """Operators run on their default settings inside the block."""
+    before = _IGNORED[0]
+    _IGNORED[0] = True
+    try:
+        yield
+    finally:
+        _IGNORED[0] = before
 
 
 @dataclass(frozen=True)
@@ -81,7 +95,7 @@ def load(op: str) -> dict[tuple[str, str], TunedEntry]:
 
 def lookup(op: str, soc: str, key: str) -> TunedEntry | None:
     """The tuned settings of ``op`` for problem ``key`` on ``soc``, if any."""
-    return load(op).get((soc, key))
+    return None if _IGNORED[0] else load(op).get((soc, key))
 
 
 def store(op: str, new: list[TunedEntry], path: Path | None = None) -> Path:

@@ -33,31 +33,45 @@ from ascsim.tune.trial import TrialSpec, death_reason
 START_TIMEOUT_S = 300.0
 
 
+def _load_spec(conn: Connection, payload: bytes) -> TrialSpec | None:
+    """Unpickle a spec (and load a script target now, so its errors show at start); tell the
+    parent whether it worked."""
+    try:
+        spec: TrialSpec = pickle.loads(payload)
+        resolve = getattr(spec.run_fn, "resolve", None)
+        if resolve is not None:
+            resolve()
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which stops
+        conn.send(("broken", f"{type(exc).__name__}: {exc}"))
+        return None
+    conn.send(("ready", os.getpid()))
+    return spec
+
+
 def worker_main(fd: int) -> None:
-    """A worker's life: take the parent's sys.path and the spec, then run configurations
-    until told to stop (or the parent is gone)."""
+    """A worker's life: take the parent's sys.path and a spec, then run configurations
+    (or take a new spec) until told to stop, or until the parent is gone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     conn = Connection(fd)
     try:
         path, payload = conn.recv()
-        sys.path[:] = path
-        spec: TrialSpec = pickle.loads(payload)
-        resolve = getattr(spec.run_fn, "resolve", None)
-        if resolve is not None:
-            resolve()  # a script target: load the script now, so errors show at start
-    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which stops
-        conn.send(("broken", f"{type(exc).__name__}: {exc}"))
+    except EOFError:
         return
-    conn.send(("ready", os.getpid()))
-    while True:
+    sys.path[:] = path
+    spec = _load_spec(conn, payload)
+    while spec is not None:
         try:
-            job = conn.recv()
+            message = conn.recv()
         except EOFError:
             return  # the parent is gone
-        if job is None:
+        if message is None:
             return
-        index, config = job
-        conn.send(("done", (index, spec.run(config))))
+        kind, body = message
+        if kind == "spec":
+            spec = _load_spec(conn, body)
+        else:
+            index, config = body
+            conn.send(("done", (index, spec.run(config))))
 
 
 def _exit_text(code: int | None) -> str:
@@ -124,13 +138,19 @@ class ProcessPoolBackend:
         self._pool: list[_Worker] = []
 
     def start(self, spec: TrialSpec) -> None:
+        """Start the workers, or hand running ones a new spec (a backend reused by several
+        searches keeps its processes)."""
         try:
             self._payload = pickle.dumps(spec)
         except Exception as exc:  # noqa: BLE001 - any pickling error means the same thing
             raise BackendError(
                 f"the run function cannot be sent to worker processes ({exc}); define it at "
-                "module level in an importable module, or pass workers=1") from None
-        self._pool = [_Worker(self._payload) for _ in range(self.workers)]
+                "module level in an importable module, or use backend='inline'") from None
+        if self._pool:
+            for worker in self._pool:
+                worker.conn.send(("spec", self._payload))
+        else:
+            self._pool = [_Worker(self._payload) for _ in range(self.workers)]
         for worker in self._pool:
             worker.wait_ready()
 
@@ -150,7 +170,7 @@ class ProcessPoolBackend:
                     worker.job = queue.popleft()
                     busy[worker.conn] = worker
                     try:
-                        worker.conn.send(worker.job[:2])
+                        worker.conn.send(("job", worker.job[:2]))
                     except (BrokenPipeError, OSError):
                         pass  # the worker is gone: its closed socket reports it below
             for ready in wait(list(busy)):

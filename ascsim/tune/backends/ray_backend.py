@@ -11,6 +11,8 @@ import ascsim (and, for a script target, read the script at the same path).
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -34,6 +36,19 @@ def _run_trial(spec: TrialSpec, config: dict) -> Outcome:
     return spec.run(config)
 
 
+def _probe(spec: TrialSpec) -> bool:
+    """Load the spec on a worker (and a script target's script), so start() fails early."""
+    resolve = getattr(spec.run_fn, "resolve", None)
+    if resolve is not None:
+        resolve()
+    return True
+
+
+def _last_line(exc: BaseException) -> str:
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
 class RayBackend:
     """Trials as Ray tasks; ``workers`` caps the CPUs of a local cluster."""
 
@@ -49,6 +64,11 @@ class RayBackend:
         self._started = False
         self._spec_ref = None
         self._task = None
+        errors = self._ray.exceptions
+        # What a lost worker or node looks like once Ray's own retry is spent.
+        self._deaths = tuple(getattr(errors, name) for name in (
+            "WorkerCrashedError", "NodeDiedError", "ObjectLostError", "OutOfMemoryError",
+            "LocalRayletDiedError") if hasattr(errors, name))
 
     def start(self, spec: TrialSpec) -> None:
         ray = self._ray
@@ -57,7 +77,9 @@ class RayBackend:
                                        "configure_logging": False}
             try:
                 if self.address == LOCAL:
-                    ray.init(num_cpus=self._requested, **options)
+                    # The local workers import what this process can: its sys.path.
+                    env = {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+                    ray.init(num_cpus=self._requested, runtime_env={"env_vars": env}, **options)
                 else:
                     ray.init(address=self.address, **options)
             except (ConnectionError, ValueError, RuntimeError) as exc:
@@ -72,6 +94,11 @@ class RayBackend:
             raise BackendError(f"the run function cannot be sent to Ray workers: {exc}") \
                 from None
         self._task = ray.remote(num_cpus=1, max_retries=1, retry_exceptions=False)(_run_trial)
+        try:
+            ray.get(ray.remote(num_cpus=1)(_probe).remote(self._spec_ref))
+        except ray.exceptions.RayError as exc:
+            raise BackendError(f"a Ray worker cannot load the run function: "
+                               f"{type(exc).__name__}: {_last_line(exc)}") from None
 
     def run(self, configs: Sequence[Mapping[str, Any]]) -> Iterator[tuple[int, Outcome]]:
         ray = self._ray
@@ -83,10 +110,12 @@ class RayBackend:
                     index = pending.pop(ref)
                     try:
                         outcome = ray.get(ref)
-                    except ray.exceptions.RayError as exc:
-                        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                    except self._deaths as exc:
                         outcome = Outcome("failed", reason=death_reason(
-                            "the Ray worker", f"{type(exc).__name__}: {first}"))
+                            "the Ray worker", f"{type(exc).__name__}: {_last_line(exc)}"))
+                    except ray.exceptions.RayError as exc:
+                        outcome = Outcome("failed", reason=f"Ray could not run the trial: "
+                                          f"{type(exc).__name__}: {_last_line(exc)}")
                     yield index, outcome
         finally:
             for ref in pending:
