@@ -107,20 +107,25 @@ class _Run:
         batch: list[tuple[Any, dict]] = []
         fresh: set[str] = set()
         repeats = 0
-        while len(batch) < size and repeats < MAX_REPEATS:
-            if len(self.known) + len(fresh) >= self.space.grid_size:
-                break  # every configuration is measured or about to be
-            trial, config = self._ask()
-            key = studies.config_key(config)
-            if key in self.known:
-                self._add(trial, self.known[key], repeat=True)
-                repeats += 1
-            elif key in fresh:
-                studies.interrupt(self.study, trial)  # asked twice in one round: drop it
-                repeats += 1
-            else:
-                fresh.add(key)
-                batch.append((trial, config))
+        try:
+            while len(batch) < size and repeats < MAX_REPEATS:
+                if len(self.known) + len(fresh) >= self.space.grid_size:
+                    break  # every configuration is measured or about to be
+                trial, config = self._ask()
+                key = studies.config_key(config)
+                if key in self.known:
+                    self._add(trial, self.known[key], repeat=True)
+                    repeats += 1
+                elif key in fresh:
+                    studies.interrupt(self.study, trial)  # asked twice in one round: drop it
+                    repeats += 1
+                else:
+                    fresh.add(key)
+                    batch.append((trial, config))
+        except BaseException:  # Ctrl-C while asking: nothing of this round has run
+            for trial, _ in batch:
+                studies.interrupt(self.study, trial)
+            raise
         return batch
 
     def run_batch(self, batch: list[tuple[Any, dict]]) -> None:
