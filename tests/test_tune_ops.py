@@ -108,3 +108,20 @@ def test_conv_tiling_knobs_keep_the_result():
         fused_conv_tanh(x, w, bias, [1, 1], [1, 1, 1, 1], tiling={"rows": 2})
     with pytest.raises(ValueError, match="multiple of 16"):
         fused_conv_tanh(x, w, bias, [1, 1], [1, 1, 1, 1], tiling={"nt": 40})
+
+
+def test_bench_report_says_which_cases_ran_tuned(data_dir):
+    from ascsim.bench.report import is_tuned, to_markdown, tuned_note
+    from ascsim.bench.runner import run_bench
+    from ascsim.bench.tasks import load_task
+    from ascsim.ops import matmul_leaky_relu
+    from ascsim.ops.matmul_leaky_relu import shape_key
+
+    task = load_task("matmul_leaky_relu").select([3, 4])  # 64x64x64 fp16, 77x129x33 bf16
+    tuned.store("matmul_leaky_relu", [tuned.TunedEntry("Ascend910B1", shape_key(
+        64, 64, 64, "float16"), {"fused": tuned.TunedVariant({"base_m": 32}, 3.0, 3.5)})])
+    result = run_bench(task, matmul_leaky_relu, ("fused",), "Ascend910B1", progress=False)
+    assert [is_tuned(r) for r in result.runs if r.variant == "fused"] == [True, False]
+    assert all(r.status == "pass" for r in result.runs)  # tuned or not, precision holds
+    assert tuned_note(result) == "Ran on tuned settings (marked †) — fused: cases 3."
+    assert "tuned: fused (base_m=32)" in to_markdown(result)
