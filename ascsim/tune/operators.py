@@ -150,6 +150,16 @@ def tune_case(task, case, soc, *, budget: int, seed: int, backend,
                                                      f"bench case {case.case_id}"))
 
 
+def case_line(result: CaseTuning) -> str:
+    """One line per tuned case: each variant's default and tuned time and its knobs."""
+    parts = []
+    for variant, t in sorted(result.entry.variants.items()):
+        knobs = ", ".join(f"{k}={v}" for k, v in t.knobs.items()) or "defaults"
+        default = "—" if t.default_us is None else f"{t.default_us:.2f}"
+        parts.append(f"{variant} {default} -> {t.time_us:.2f} us ({knobs})")
+    return f"case {result.case_id}: " + ("; ".join(parts) or "no feasible configuration")
+
+
 def tune_task(task, soc: str, *, budget: int = 16, workers: int | None = None, seed: int = 0,
               backend: str = "pool", ray_address: str = "auto", console=None,
               store: bool = True) -> list[CaseTuning]:
@@ -172,6 +182,8 @@ def tune_task(task, soc: str, *, budget: int = 16, workers: int | None = None, s
             result = tune_case(task, case, soc, budget=budget, seed=seed, backend=engine)
             out.append(result)
             bar.advance(job, len(how.variants))
+            if console is not None:
+                bar.console.print(case_line(result))
     entries = [c.entry for c in out if c.entry.variants]
     if store and entries:
         tuned.store(task.name, entries)
