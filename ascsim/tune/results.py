@@ -55,6 +55,7 @@ class TuneResult:
     storage: str | None
     interrupted: bool
     wall_s: float
+    start_s: float = 0.0  # of wall_s, starting the backend's workers (or joining a cluster)
 
     @property
     def best(self) -> TrialRecord | None:
@@ -88,5 +89,6 @@ class TuneResult:
                 "sampler": self.sampler, "backend": self.backend, "workers": self.workers,
                 "seed": self.seed, "budget": self.budget, "study_name": self.study_name,
                 "storage": self.storage, "interrupted": self.interrupted,
-                "wall_s": self.wall_s, "best": None if best is None else best.to_json(),
+                "wall_s": self.wall_s, "start_s": self.start_s,
+                "best": None if best is None else best.to_json(),
                 "trials": [t.to_json() for t in self.trials]}

@@ -8,9 +8,10 @@ sampler therefore sees the same history at every ask whatever ran where, and the
 times do not depend on where a trial ran.
 
 Small spaces (the whole grid fits the budget) are searched exhaustively with optuna's grid
-sampler; larger ones with TPE, seeded per batch from ``seed``. A configuration the sampler
-proposes again is not run again: its result is reused and it does not count against the
-budget.
+sampler; larger ones with TPE, seeded per batch from ``seed``. The grid's order does not
+depend on any result, so a grid search asks for all of it in one batch (no worker waits for
+a batch's slowest trial). A configuration the sampler proposes again is not run again: its
+result is reused and it does not count against the budget.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ class _Run:
                     self.known[studies.config_key(rec.config)] = Outcome(
                         rec.status, rec.value, rec.reason, rec.device_time_us, rec.wall_s)
         self.t0 = time.perf_counter()
+        self.start_s = 0.0
 
     @property
     def evaluated(self) -> int:
@@ -81,7 +83,7 @@ class _Run:
     def result(self, interrupted: bool = False) -> TuneResult:
         return TuneResult(space=self.space, trials=tuple(self.records),
                           interrupted=interrupted, wall_s=time.perf_counter() - self.t0,
-                          **self.meta)
+                          start_s=self.start_s, **self.meta)
 
     def _add(self, trial, outcome: Outcome, repeat: bool) -> None:
         studies.tell(self.study, trial, outcome, repeat)
@@ -205,9 +207,11 @@ def search(run_fn: Callable[..., Any], space: Space | Mapping[str, Any] | str, *
     interrupted = False
     try:
         engine.start(spec)
+        run.start_s = time.perf_counter() - run.t0
         meta["workers"] = engine.workers
         while run.evaluated < run.budget:
-            batch = run.next_batch(min(batch_size, run.budget - run.evaluated))
+            left = run.budget - run.evaluated
+            batch = run.next_batch(left if use_grid else min(batch_size, left))
             if not batch:
                 break
             run.run_batch(batch)
