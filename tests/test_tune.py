@@ -6,8 +6,8 @@ import pytest
 import tune_helpers as h
 
 from ascsim.tune import Space, SpaceError, load_space, search
-from ascsim.tune.search import SearchError
 from ascsim.tune.study import StudyError
+from ascsim.tune.sweep import SearchError
 
 
 def test_grid_search_finds_the_known_optimum():

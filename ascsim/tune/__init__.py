@@ -1,18 +1,24 @@
 """Autotuning by simulated time: search a kernel's or an operator's knobs for the least
-simulated device time, on local processes or a Ray cluster (see docs/tune.md)."""
+simulated device time, on local processes or a Ray cluster (see docs/tune.md).
+
+The search (and optuna) and the Matmul tiling search load on first use: the worker
+processes import this package too and need neither.
+"""
 
 from ascsim.tune.measure import INFEASIBLE_FINDINGS, Outcome
 from ascsim.tune.results import TrialRecord, TuneResult
-from ascsim.tune.search import SearchError, search
 from ascsim.tune.space import Space, SpaceError, load_space
+
+_LAZY = {"search": "ascsim.tune.sweep", "SearchError": "ascsim.tune.sweep",
+         "matmul_tiling": "ascsim.tune.matmul", "tune_matmul_tiling": "ascsim.tune.matmul",
+         "MatmulTuning": "ascsim.tune.matmul", "MatmulProblem": "ascsim.tune.matmul"}
 
 
 def __getattr__(name: str):
-    # The matmul tiling search pulls in the simulator's host API: load it on first use.
-    if name in ("matmul_tiling", "tune_matmul_tiling", "MatmulTuning", "MatmulProblem"):
-        from ascsim.tune import matmul
+    if name in _LAZY:
+        import importlib
 
-        return getattr(matmul, name)
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'ascsim.tune' has no attribute {name!r}")
 
 

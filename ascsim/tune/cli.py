@@ -63,9 +63,9 @@ class _Live:
 def run(ns: argparse.Namespace, console: Console) -> int:
     from ascsim.tune.backends import BackendError
     from ascsim.tune.report import summary_lines, top_table, write_reports
-    from ascsim.tune.search import SearchError, search
     from ascsim.tune.space import SpaceError, load_space
     from ascsim.tune.study import StudyError
+    from ascsim.tune.sweep import SearchError, search
     from ascsim.tune.target import TargetError, parse_target
 
     try:

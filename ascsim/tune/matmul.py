@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ascsim.tune.results import TuneResult
-from ascsim.tune.search import search
+from ascsim.tune.sweep import search
 
 #: Epilogues the timing kernel can apply, and where the tiler is told C goes.
 EPILOGUES = {"none": "GM", "leaky_relu": "VECCALC"}

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ascsim.tune import tuned
-from ascsim.tune.search import search
+from ascsim.tune.sweep import search
 
 #: A knob value meaning "the operator chooses" (dropped before the call).
 AUTO = "auto"
