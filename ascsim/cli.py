@@ -78,19 +78,20 @@ def _run(ns, console: Console) -> int:
 
     _pull_own_options(ns)
     SESSION.strict = ns.strict or os.environ.get("ASCSIM_STRICT") == "1"
-    SESSION.keep_launches = bool(ns.trace)
     status = 0
-    try:
-        run_script(ns.script, ns.args)
-    except NpuRequested as exc:
-        console.print(f"[red]ascsim:[/] {exc}")
-        return 2
-    except SystemExit as exc:
-        status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except BaseException:  # noqa: BLE001 - show the script's error, then what ran
-        traceback.print_exc()
-        status = 1
-    reports = SESSION.reports
+    # Every launch of the script is printed at the end (and drawn, with --trace).
+    with SESSION.collect(launches=bool(ns.trace)) as run:
+        try:
+            run_script(ns.script, ns.args)
+        except NpuRequested as exc:
+            console.print(f"[red]ascsim:[/] {exc}")
+            return 2
+        except SystemExit as exc:
+            status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        except BaseException:  # noqa: BLE001 - show the script's error, then what ran
+            traceback.print_exc()
+            status = 1
+    reports = run.reports
     if not ns.quiet:
         print_reports(reports, console, cores=not ns.no_cores)
         if ns.profile:
@@ -98,7 +99,7 @@ def _run(ns, console: Console) -> int:
 
             print_profiles(reports, console)
     if ns.trace:
-        n = write_trace(ns.trace, SESSION.launches, reports)
+        n = write_trace(ns.trace, run.launches, reports)
         console.print(f"trace: {ns.trace} ({n} events) — open it in https://ui.perfetto.dev "
                       "or chrome://tracing")
     if ns.json:

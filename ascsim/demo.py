@@ -82,13 +82,13 @@ def _run_item(item: DemoItem, console: Console) -> bool:
     from ascsim.session import SESSION
 
     console.rule(f"[bold]{item.name}[/]: {item.blurb}")
-    first = len(SESSION.reports)
     try:
-        load_example(item.name).run(DEMO_SOC)
+        with SESSION.collect() as item_run:
+            load_example(item.name).run(DEMO_SOC)
     except Exception as exc:  # noqa: BLE001 - one broken example must not hide the others
         console.print(f"[red]{item.name} failed:[/] {type(exc).__name__}: {exc}")
         return False
-    for report in SESSION.reports[first:]:
+    for report in item_run.reports:
         console.print(f"{report.kernel}: [bold]{report.device_time_us:.2f} µs[/] simulated "
                       f"(incl. {report.launch_overhead_us:.2f} µs launch), "
                       f"{report.block_num} {report.kernel_type} block(s), output matches torch")
@@ -102,19 +102,17 @@ def _run_item(item: DemoItem, console: Console) -> bool:
 
 def run_demo(console: Console) -> int:
     """Run every demo item on Ascend910B1; returns the exit status (1 if any item failed)."""
-    from ascsim import context
     from ascsim.session import SESSION
     from ascsim.sim.trace import write_trace
 
-    context.request_soc(DEMO_SOC)
-    SESSION.clear()
-    SESSION.keep_launches = True
+    SESSION.request_soc(DEMO_SOC)
     console.print(f"ascsim demo: pyasc kernels simulated on {DEMO_SOC}, no NPU involved.")
-    failed = [item.name for item in demo_items() if not _run_item(item, console)]
+    with SESSION.collect(launches=True) as demo:
+        failed = [item.name for item in demo_items() if not _run_item(item, console)]
     os.makedirs(os.path.dirname(TRACE_PATH), exist_ok=True)
-    events = write_trace(TRACE_PATH, SESSION.launches, SESSION.reports)
+    events = write_trace(TRACE_PATH, demo.launches, demo.reports)
     console.rule()
-    console.print(f"trace of all {len(SESSION.reports)} launches: {TRACE_PATH} ({events} events)."
+    console.print(f"trace of all {len(demo.reports)} launches: {TRACE_PATH} ({events} events)."
                   " Open https://ui.perfetto.dev and drag the file in (or use chrome://tracing):"
                   " one track per pipe per core.")
     if failed:

@@ -13,8 +13,8 @@ import runpy
 import sys
 from dataclasses import dataclass
 
-from ascsim import context
 from ascsim.asc.runtime.config import NPU_UNAVAILABLE
+from ascsim.session import SESSION
 
 ALIAS = "asc"
 TARGET = "ascsim.asc"
@@ -62,7 +62,7 @@ def run_script(path: str, args: list[str]) -> None:
     if peeked.backend is not None and peeked.backend.upper() == "NPU":
         raise NpuRequested(NPU_UNAVAILABLE)
     if peeked.platform:
-        context.request_soc(peeked.platform)
+        SESSION.request_soc(peeked.platform)
     install_asc_alias()
     script_dir = os.path.dirname(os.path.abspath(path))
     saved_argv, saved_path = sys.argv[:], sys.path[:]

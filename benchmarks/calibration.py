@@ -28,7 +28,6 @@ import statistics
 import sys
 from dataclasses import dataclass, replace
 
-from ascsim import context
 from ascsim.demo import load_example
 from ascsim.session import SESSION
 
@@ -116,7 +115,7 @@ def error(simulated: float, published: float) -> float:
 
 def simulate(point: Published):
     """Run the example kernel of ``point`` on the 910B4 (its own torch check included)."""
-    before = context.current_soc().name
+    before = SESSION.soc.name
     try:
         if point.kernel == "linear":
             m, n, k = point.shape
@@ -124,8 +123,7 @@ def simulate(point: Published):
         else:
             report = load_example(point.kernel).run(SOC, shape=point.shape)
     finally:
-        SESSION.clear()
-        context.set_soc(before)
+        SESSION.set_soc(before)
     return report
 
 

@@ -41,13 +41,12 @@ def timed(fn: Callable[[], object], checks: bool, repeats: int) -> tuple[float, 
     saved = SESSION.checks
     SESSION.checks = checks
     try:
-        SESSION.clear()
-        fn()  # warm-up: imports, jit rewrite, tiling
-        seconds = _median_seconds(fn, repeats)
-        findings = sum(len(r.findings) for r in SESSION.reports)
+        with SESSION.collect() as run:
+            fn()  # warm-up: imports, jit rewrite, tiling
+            seconds = _median_seconds(fn, repeats)
+        findings = sum(len(r.findings) for r in run.reports)
     finally:
         SESSION.checks = saved
-        SESSION.clear()
     return seconds, findings
 
 
@@ -76,9 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="small sizes, one repeat")
     ns = parser.parse_args(argv)
     repeats = 1 if ns.quick else 3
-    from ascsim import context
 
-    context.set_soc(SOC)
+    SESSION.set_soc(SOC)
     status = 0
     print(f"{'case':34} {'checks off s':>12} {'checks on s':>12} {'ratio':>6}")
     for name, fn in cases(ns.quick):

@@ -38,10 +38,10 @@ def _example():
 
 def measure(points=POINTS) -> list[dict]:
     """Run every point on the simulated 910B4; one row of results per point."""
-    from ascsim import context
+    from ascsim.session import SESSION
 
     example = _example()
-    before = context.current_soc().name
+    before = SESSION.soc.name
     rows = []
     try:
         for (m, n, k), published in points:
@@ -51,7 +51,7 @@ def measure(points=POINTS) -> list[dict]:
                          "simulated_us": sim, "error": (sim - published) / published,
                          "cores": report.block_num})
     finally:
-        context.set_soc(before)
+        SESSION.set_soc(before)
     return rows
 
 

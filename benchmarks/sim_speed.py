@@ -1,5 +1,10 @@
 """How fast is the simulator? Wall time of simulating a kernel vs numpy doing the same arithmetic.
 
+The headline is the cost of one simulated instruction: SwiGLU (2, 1024, 1024)'s wall time divided
+by the instructions it simulates (checks on), as a multiple of one bare numpy call on a tile of
+the same kind (``np.add`` of two 512-element fp32 arrays into a third) -- the distance to the
+limit of an eager simulator, which makes at least one numpy call per instruction.
+
 Cases: the 8×2048 fp32 vector add (the TQue example), SwiGLU at (2, 1024, 1024) fp32 and the
 fused 1024×256×640 matmul + LeakyReLU (fp16 in, fp32 out; MIX kernel). The ratio
 "simulated / reference" is what to track: it does not depend on the host machine as much as
@@ -20,13 +25,13 @@ import importlib
 import statistics
 import sys
 import time
+import timeit
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from ascsim import context
 from ascsim.demo import EXAMPLES_DIR, load_example
 from ascsim.session import SESSION
 
@@ -127,7 +132,6 @@ def example_launch_times(quick: bool) -> list[tuple[str, str, float]]:
         log: list[tuple[str, float]] = []
         with timed_launches(log):
             module.run(**kwargs)
-        SESSION.clear()
         rows.extend((path.stem, kernel, seconds) for kernel, seconds in log)
     return rows
 
@@ -165,7 +169,6 @@ def measure(case: SpeedCase, repeats: int) -> Measurement:
     for _ in range(repeats):
         sims.append(_seconds(case.simulate))
         refs.append(statistics.median(_seconds(case.reference) for _ in range(REF_REPEATS)))
-    SESSION.clear()  # the reports of repeated launches are not needed
     # The launches' records are garbage now, partly in reference cycles: collect them here, so
     # the next case's rounds do not pay for this case's garbage (SwiGLU's rounds leave ~10^5
     # objects, a 0.2 s collection that otherwise lands in some later, shorter kernel's round).
@@ -173,6 +176,25 @@ def measure(case: SpeedCase, repeats: int) -> Measurement:
     ratios = [sim / ref for sim, ref in zip(sims, refs)]
     return Measurement(statistics.median(sims), statistics.median(refs), min(ratios),
                        max(ratios))
+
+
+def bare_numpy_add_seconds(n: int = 512) -> float:
+    """One ``np.add`` of two ``n``-element fp32 arrays into a third (best of 7 x 2000 calls)."""
+    a = np.random.default_rng(0).random(n, dtype=np.float32)
+    b, out = a.copy(), np.empty_like(a)
+    return min(timeit.repeat(lambda: np.add(a, b, out=out), number=2000, repeat=7)) / 2000
+
+
+def per_instruction(case: SpeedCase, repeats: int) -> tuple[float, int]:
+    """(median wall seconds per simulated instruction, instructions per run) of ``case``."""
+    with SESSION.collect() as run:
+        case.simulate()
+    count = sum(core.instructions for report in run.reports for core in report.cores)
+    walls = []
+    for _ in range(repeats):
+        walls.append(_seconds(case.simulate))
+    gc.collect()
+    return statistics.median(walls) / max(count, 1), count
 
 
 def _times(ratio: float) -> str:
@@ -183,13 +205,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny shapes, one repeat")
     args = parser.parse_args(argv)
-    context.request_soc(SOC)
+    SESSION.request_soc(SOC)
     if args.quick:
         cases = [add_case(2 * 1024), swiglu_case((2, 4, 256)), matmul_case(512, 256, 256)]
         repeats = 1
     else:
         cases = [add_case(8 * 2048), swiglu_case((2, 1024, 1024)), matmul_case(1024, 256, 640)]
         repeats = REPEATS
+    per_instr, count = per_instruction(cases[1], repeats)
+    bare = bare_numpy_add_seconds()
+    print(f"cost of one simulated instruction ({cases[1].name}, {count} instructions, checks "
+          f"on): {per_instr * 1e6:.1f} us = {_times(per_instr / bare)} one bare np.add of 512 "
+          f"fp32 ({bare * 1e6:.2f} us)\n")
     print(f"simulator speed on {SOC} (median of {repeats}; reference: numpy, torch for matmul):")
     print(f"{'case':<32}{'simulated ms':>14}{'ref ms':>12}{'ratio':>10}  rounds' ratios")
     for case in cases:

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from ascsim import context
 from ascsim.hw import DEFAULT_SOC
 from ascsim.session import SESSION
 
@@ -28,8 +27,7 @@ def _load(name: str):
 @pytest.fixture(autouse=True)
 def restore_soc():
     yield
-    SESSION.clear()
-    context.request_soc(DEFAULT_SOC)
+    SESSION.request_soc(DEFAULT_SOC)
 
 
 def test_sim_speed_quick(capsys):

@@ -46,7 +46,6 @@ def only(report, category: str):
 def _session():
     saved = (SESSION.strict, SESSION.checks)
     SESSION.strict, SESSION.checks = False, True
-    SESSION.clear()
     yield
     SESSION.strict, SESSION.checks = saved
 
@@ -522,9 +521,10 @@ EXAMPLES = sorted(p for p in glob.glob(os.path.join(ROOT, "examples", "*.py"))
 def test_examples_have_no_findings(path):
     from ascsim.runner import run_script
 
-    run_script(path, ["-r", "Model", "-v", "Ascend910B1"])
-    assert SESSION.reports, "the example launched no kernel"
-    for report in SESSION.reports:
+    with SESSION.collect() as run:
+        run_script(path, ["-r", "Model", "-v", "Ascend910B1"])
+    assert run.reports, "the example launched no kernel"
+    for report in run.reports:
         assert report.findings == [], [f.format() for f in report.findings]
 
 
@@ -538,9 +538,10 @@ TUTORIALS = sorted(p for p in glob.glob(os.path.join(TUTORIALS_DIR, "0[1-8]_*", 
 def test_pyasc_tutorials_have_no_findings(path):
     from ascsim.runner import run_script
 
-    run_script(path, ["-r", "Model", "-v", "Ascend910B1"])
-    assert SESSION.reports, "the tutorial launched no kernel"
-    for report in SESSION.reports:
+    with SESSION.collect() as run:
+        run_script(path, ["-r", "Model", "-v", "Ascend910B1"])
+    assert run.reports, "the tutorial launched no kernel"
+    for report in run.reports:
         assert report.findings == [], [f.format() for f in report.findings]
 
 

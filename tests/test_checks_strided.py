@@ -34,12 +34,21 @@ class _Launch:
     def __init__(self):
         self.findings = _Findings()
 
+    def hint(self, kind, **fields):
+        return kind
+
+
+class _Atomic:
+    """A record that combines its writes atomically."""
+
+    atomic = "add"
+
 
 class _Instr:
     def __init__(self, n, pipe, reads, writes, atomic):
         self.op, self.pipe, self.loc = f"op{n}", PIPES[pipe], ("k.py", n)
         self.reads, self.writes = reads, writes
-        self.info = {"atomic": True} if atomic else None
+        self.record = _Atomic() if atomic else None
 
 
 class _Core:
@@ -143,7 +152,6 @@ def mark(name: str) -> int:
 def _session():
     saved = (SESSION.strict, SESSION.checks)
     SESSION.strict, SESSION.checks = False, True
-    SESSION.clear()
     yield
     SESSION.strict, SESSION.checks = saved
 

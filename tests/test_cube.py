@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ascsim.asc as asc
-from ascsim import context
 from ascsim.asc.context import current_core
 from ascsim.asc.dtypes import from_name
 from ascsim.asc.runtime import config
 from ascsim.asc.tensor import LocalTensor
+from ascsim.session import SESSION
 from ascsim.sim import fractal
 from ascsim.sim.errors import KernelError
 
@@ -34,9 +34,9 @@ def _load(path: str, name: str):
 @pytest.fixture
 def soc():
     """Select a SoC for one test and restore the previous one afterwards."""
-    before = context.current_soc().name
-    yield context.set_soc
-    context.set_soc(before)
+    before = SESSION.soc.name
+    yield SESSION.set_soc
+    SESSION.set_soc(before)
 
 
 # ------------------------------------------------------------------------------ fractal layouts

@@ -8,7 +8,7 @@ import pytest
 from kernel_helpers import run_vector
 
 import ascsim.asc as asc
-from ascsim.context import current_soc, set_soc
+from ascsim.session import SESSION
 from ascsim.sim.errors import KernelError
 
 F16, F32 = np.dtype(np.float16), np.dtype(np.float32)
@@ -197,21 +197,46 @@ def test_read_past_the_end_inside_padding_is_a_finding():
     assert found[0].locations[0][1] == _line_of("# <- past the end")
 
 
-def test_read_past_the_padding_is_a_kernel_error_naming_the_line():
-    x = np.arange(40, dtype=F32)
-    y = np.zeros(8, F32)
+@asc.jit
+def _past_padding(a: asc.GlobalAddress, b: asc.GlobalAddress, out: asc.GlobalAddress,
+                  mark: asc.ConstExpr[int]):
+    ga, gb, go = asc.GlobalTensor(), asc.GlobalTensor(), asc.GlobalTensor()
+    ga.set_global_buffer(a)
+    gb.set_global_buffer(b)
+    go.set_global_buffer(out)
+    u = asc.LocalTensor(asc.float32, asc.TPosition.VECCALC, 0, 264)
+    asc.data_copy(u, ga, 264)  # <- read past the padding
+    asc.set_flag(asc.HardEvent.MTE2_MTE3, 0)
+    asc.wait_flag(asc.HardEvent.MTE2_MTE3, 0)
+    asc.data_copy(go, u[256:], 8)
+    asc.data_copy(ga[256:], u, 8)  # <- write past the padding
 
-    def body(gx, gy, ua, ub):
-        asc.data_copy(ua, gx, 4096)  # <- past the padding
 
-    with pytest.raises(KernelError) as info:
-        _copy_kernel[1](x, y, body)
-    line = _line_of("# <- past the padding")
-    assert f"test_data_copy.py:{line}" in str(info.value)
-    assert info.value.where[1] == line
+def test_past_the_padding_reads_the_next_allocation_and_drops_writes():
+    a = np.arange(40, dtype=F32)  # 160 B, padded to 1024 B: elements 256.. are b's bytes
+    b = np.arange(100, 108, dtype=F32)
+    out = np.zeros(8, F32)
+    with SESSION.collect() as run:
+        _past_padding[1](a, b, out, 0)
+    np.testing.assert_array_equal(out, b)  # read what lies there: the next allocation
+    np.testing.assert_array_equal(b, np.arange(100, 108, dtype=F32))  # the write was dropped
+    found = [f for f in run.reports[0].findings if f.category == "gm-out-of-bounds"]
+    assert sorted(f.locations[0][1] for f in found) == [_line_of("# <- read past the padding"),
+                                                        _line_of("# <- write past the padding")]
+    assert "write there is dropped" in found[0].message
 
 
-# ------------------------------------------------------------------------ capacity
+def test_past_the_padding_stops_a_strict_run_at_its_line():
+    saved = SESSION.strict
+    SESSION.strict = True
+    try:
+        with pytest.raises(KernelError) as info:
+            _past_padding[1](np.zeros(40, F32), np.zeros(8, F32), np.zeros(8, F32), 1)
+    finally:
+        SESSION.strict = saved
+    assert info.value.where[1] == _line_of("# <- read past the padding")
+
+
 @asc.jit
 def _alloc_kernel(x: asc.GlobalAddress, nbytes: asc.ConstExpr[int]):
     pipe = asc.TPipe()
@@ -224,15 +249,15 @@ def _alloc_kernel(x: asc.GlobalAddress, nbytes: asc.ConstExpr[int]):
 @pytest.mark.parametrize(("soc", "capacity"), [("Ascend910B1", 196608),
                                                ("Ascend950PR_9579", 253952)])
 def test_init_buffer_beyond_ub_capacity(soc, capacity):
-    before = current_soc()
-    set_soc(soc)
+    before = SESSION.soc
+    SESSION.set_soc(soc)
     try:
         x = np.zeros(8, F32)
         _alloc_kernel[1](x, capacity)  # exactly full is fine
         with pytest.raises(KernelError) as info:
             _alloc_kernel[1](x, capacity + 32)
     finally:
-        set_soc(before)
+        SESSION.set_soc(before)
     msg = str(info.value)
     assert f"test_data_copy.py:{_line_of('# <- init_buffer')}" in msg
     assert str(capacity + 32) in msg and str(capacity) in msg and "UB" in msg

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from ascsim import context
 from ascsim.demo import EXAMPLES_DIR, VECTOR_ITEMS, load_example, run_demo
 from ascsim.hw import DEFAULT_SOC
 from ascsim.runner import run_script
@@ -35,14 +34,11 @@ TUTORIALS = ("01_add/add.py", "02_add_framework/add_framework.py", "06_gelu/gelu
 
 
 @pytest.fixture(autouse=True)
-def fresh_session():
-    """Each test starts with no reports and leaves the default SoC selected."""
-    SESSION.clear()
-    keep = SESSION.keep_launches
-    yield
-    SESSION.clear()
-    SESSION.keep_launches = keep
-    context.request_soc(DEFAULT_SOC)
+def run():
+    """The launches of the test (collected); the default SoC is selected again after it."""
+    with SESSION.collect() as collection:
+        yield collection
+    SESSION.request_soc(DEFAULT_SOC)
 
 
 def _cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
@@ -52,13 +48,13 @@ def _cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("platform", PLATFORMS)
 @pytest.mark.parametrize("name", EXAMPLES)
-def test_example_script_passes_its_check(name, platform, capsys):
+def test_example_script_passes_its_check(name, platform, capsys, run):
     run_script(str(EXAMPLES_DIR / f"{name}.py"), ["-r", "Model", "-v", platform])
     out = capsys.readouterr().out
     assert SUCCESS[name] in out and platform in out
-    assert SESSION.reports, "the example launched no kernel"
-    assert all(r.soc == platform and r.device_time_us > 0 for r in SESSION.reports)
-    assert not [f for r in SESSION.reports for f in r.findings]
+    assert run.reports, "the example launched no kernel"
+    assert all(r.soc == platform and r.device_time_us > 0 for r in run.reports)
+    assert not [f for r in run.reports for f in r.findings]
 
 
 def test_example_run_function_reports_the_launch():
@@ -114,25 +110,25 @@ def test_cli_refuses_npu_backend():
     assert "pyasc" in message and "CANN" in message
 
 
-def test_demo_runs_every_example_and_writes_its_trace(tmp_path, monkeypatch):
+def test_demo_runs_every_example_and_writes_its_trace(tmp_path, monkeypatch, run):
     monkeypatch.chdir(tmp_path)
     console = Console(file=open(os.devnull, "w"), width=120)  # noqa: SIM115 - closed below
     try:
         assert run_demo(console) == 0
     finally:
         console.file.close()
-    names = {r.kernel for r in SESSION.reports}
+    names = {r.kernel for r in run.reports}
     assert {"add_with_events", "add_with_queues", "gelu_kernel", "swiglu_kernel",
             "rmsnorm_kernel"} <= names
     events = json.loads((tmp_path / "out" / "demo_trace.json").read_text())["traceEvents"]
-    assert {e["pid"] for e in events} == set(range(1, len(SESSION.reports) + 1))
+    assert {e["pid"] for e in events} == set(range(1, len(run.reports) + 1))
 
 
 @pytest.mark.skipif(not TUTORIALS_DIR.is_dir(), reason="pyasc tutorials not saved here")
 @pytest.mark.parametrize("platform", PLATFORMS)
 @pytest.mark.parametrize("script", TUTORIALS)
-def test_pyasc_tutorial_passes_its_own_check(script, platform, caplog):
+def test_pyasc_tutorial_passes_its_own_check(script, platform, caplog, run):
     caplog.set_level(logging.INFO)
     run_script(str(TUTORIALS_DIR / script), ["-r", "Model", "-v", platform])
     assert "run success" in caplog.text
-    assert SESSION.reports and all(r.soc == platform for r in SESSION.reports)
+    assert run.reports and all(r.soc == platform for r in run.reports)

@@ -15,7 +15,6 @@ import pytest
 import torch
 
 import ascsim.asc as asc
-from ascsim import context
 from ascsim.asc.runtime import config
 from ascsim.bench.precision import check_precision
 from ascsim.bench.references import make_references
@@ -24,6 +23,7 @@ from ascsim.hw import get_soc
 from ascsim.ops import fused_conv_sigmoid, fused_conv_tanh
 from ascsim.ops.conv_plan import plan_conv
 from ascsim.ops.conv_spec import conv_spec_from
+from ascsim.session import SESSION
 from ascsim.sim.errors import KernelError
 from ascsim.tune import tuned
 
@@ -42,9 +42,9 @@ def default_plans():
 
 @pytest.fixture
 def soc():
-    previous = context.current_soc()
-    yield lambda name: context.set_soc(name)
-    context.set_soc(previous)
+    previous = SESSION.soc
+    yield lambda name: SESSION.set_soc(name)
+    SESSION.set_soc(previous)
 
 
 # ------------------------------------------------------------------------------ references

@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 
 import ascsim.asc as asc
-from ascsim.asc.basic._exec import vector_cycles
 from ascsim.asc.context import current_core, user_location
 
 
@@ -35,8 +34,8 @@ def _views_kernel(x: asc.GlobalAddress, out: asc.GlobalAddress, n: asc.ConstExpr
     for repeats in (0, 1, 5, 255):
         busy, latency = soc.vector_cost("add", "float32").cycles(max(1, repeats), 256)
         expected = (busy * soc.timing.vector_ub_bank_conflict_factor, latency)
-        assert vector_cycles("add", "float32", repeats) == expected
-        assert vector_cycles("add", "float32", repeats) == expected  # (from the cache)
+        assert current_core().costs.vector("add", "float32", repeats) == expected
+        assert current_core().costs.vector("add", "float32", repeats) == expected  # (cached)
     go = asc.GlobalTensor()
     go.set_global_buffer(out)
     q.enque(t)
@@ -92,7 +91,7 @@ def test_widen_to_fp32_views_small_and_read_only_arrays():
 def test_leaky_relu_shortcut_gives_the_definitions_bits():
     """max(x, alpha*x) for 0 < alpha <= 1 equals where(x >= 0, x, alpha*x) bit for bit,
     including -0, infinities and NaN; other slopes take the definition itself."""
-    from ascsim.asc.basic.vector import _leaky_relu
+    from ascsim.sim.exec_vector import _leaky_relu
 
     x = np.random.default_rng(1).standard_normal(4096).astype(np.float32)
     x[:6] = [np.nan, -0.0, 0.0, np.inf, -np.inf, -1e-45]

@@ -6,10 +6,9 @@ import numpy as np
 import pytest
 
 import ascsim.asc as asc
-from ascsim import context
 from ascsim.hw import DEFAULT_SOC, get_soc
+from ascsim.session import SESSION
 from ascsim.sim.l2 import LINE_BYTES, L2Cache
-from ascsim.sim.transfer import transfer_cycles
 
 
 def _cache(l2_bytes=1 << 20, size=1 << 16):
@@ -71,9 +70,9 @@ def _copy_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, n: asc.ConstExpr[in
 
 @pytest.fixture
 def soc_910b4():
-    context.set_soc("Ascend910B4")
+    SESSION.set_soc("Ascend910B4")
     yield get_soc("Ascend910B4")
-    context.set_soc(DEFAULT_SOC)
+    SESSION.set_soc(DEFAULT_SOC)
 
 
 def test_rereading_the_same_tile_is_faster_than_the_first_read(soc_910b4):
@@ -118,9 +117,10 @@ def test_transfer_without_addresses_is_costed_as_a_miss(soc_910b4):
     launch = Launch(LaunchConfig(kernel="k", soc=soc_910b4, block_num=1), DeviceMemory())
 
     def body(core):
-        busy, lat = transfer_cycles(core, "GM->UB", 4096)
+        busy, lat = core.costs.transfer(core, core.costs.path(core.kind, "GM->UB"), 4096, 1,
+                                        None, 0.0)
         assert lat == soc_910b4.timing.gm_read_latency_cycles
         assert busy == pytest.approx(4096 / 110 + soc_910b4.timing.mte2_startup_cycles)
 
     launch.run(body)
-    assert launch.shared["l2"].miss_bytes == 4096
+    assert launch.l2.miss_bytes == 4096

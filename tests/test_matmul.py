@@ -18,10 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ascsim.asc as asc
-from ascsim import context
 from ascsim.asc.adv import TCubeTiling
 from ascsim.asc.runtime.config import KernelType
 from ascsim.runner import install_asc_alias, run_script
+from ascsim.session import SESSION
 from ascsim.sim.errors import DeadlockError, KernelError
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), os.pardir, "examples")
@@ -33,13 +33,13 @@ BF16 = np.dtype(ml_dtypes.bfloat16)
 @pytest.fixture
 def soc():
     """Run on a chosen SoC and restore the default afterwards."""
-    saved = context.current_soc().name
+    saved = SESSION.soc.name
 
     def use(name):
-        context.set_soc(name)
+        SESSION.set_soc(name)
 
     yield use
-    context.set_soc(saved)
+    SESSION.set_soc(saved)
 
 
 def _mtype(dtype, trans=False, pos=asc.TPosition.GM, fmt=asc.CubeFormat.ND):
@@ -248,20 +248,15 @@ def _handoff_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, out: asc.GlobalA
 
 
 def test_cross_core_flag_hands_data_from_aic_to_aivs():
-    from ascsim.session import SESSION
-
     rng = np.random.default_rng(2)
     m, n, k = 32, 32, 32
     a = _random((m, k), np.float16, rng)
     b = _random((k, n), np.float16, rng)
     out = np.zeros((m, n), np.float32)
     ws = np.zeros(m * n, np.float32)
-    SESSION.keep_launches = True
-    try:
+    with SESSION.collect(launches=True) as run:
         report = _handoff_kernel[1](a, b, out, _tiling(m, n, k, 32, 32, 32), ws)
-        launch = SESSION.launches[-1]
-    finally:
-        SESSION.keep_launches = False
+    launch = run.launches[-1]
     np.testing.assert_allclose(out, _reference(a, b, None), rtol=1e-4, atol=1e-3)
     assert not [f for f in report.findings if "race" in f.category]
     aic, aiv0, aiv1 = launch.cores

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from ascsim import context
 from ascsim.ops import matmul_leaky_relu
+from ascsim.session import SESSION
 
 SOCS = ("Ascend910B1", "Ascend950PR_9579")
 
@@ -53,10 +53,10 @@ def test_auto_picks_the_faster_variant_and_numpy_inputs_work():
 
 
 def test_the_soc_argument_does_not_leak():
-    before = context.current_soc().name
+    before = SESSION.soc.name
     a, b, bias = _inputs(16, 16, 16, torch.float16)
     matmul_leaky_relu(a, b, bias, soc="Ascend950PR_9579", variant="fused")
-    assert context.current_soc().name == before
+    assert SESSION.soc.name == before
 
 
 @pytest.mark.parametrize("args,match", [
@@ -88,11 +88,11 @@ def test_fused_tiling_leaves_room_for_two_c_blocks_in_ub():
     from ascsim.asc.lib import host
     from ascsim.ops.matmul_leaky_relu import _tiling
 
-    previous = context.current_soc()
+    previous = SESSION.soc
     try:
-        soc = context.set_soc("Ascend950PR_9579")
+        soc = SESSION.set_soc("Ascend950PR_9579")
         tiling = _tiling(2048, 1024, 1024, host.DataType.DT_FLOAT16, host.TPosition.VECCALC,
                          ub_bytes=soc.ub_bytes // 2)
         assert 2 * tiling.base_m * tiling.base_n * 4 <= soc.ub_bytes
     finally:
-        context.set_soc(previous)
+        SESSION.set_soc(previous)

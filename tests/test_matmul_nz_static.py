@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import ascsim.asc as asc
-from ascsim import context
 from ascsim.asc.adv import TCubeTiling
 from ascsim.asc.adv.matmul_config import MatmulFuncParams
+from ascsim.session import SESSION
 from ascsim.sim.errors import KernelError
 
 
@@ -98,7 +98,7 @@ def test_static_config_tiles_without_a_runtime_tiling():
     np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-4)
     # The config's 32x32x32 block over 48x64x96: rows 32 and 16, two 32-column blocks each,
     # three K steps per block -- the Cube time of exactly those mmads.
-    soc = context.current_soc()
+    soc = SESSION.soc
     cycles = sum(soc.cube.mmad_cycles(rows, 32, 32, "float16") * 2 * 3 for rows in (32, 16))
     assert report.cores[0].pipe_busy_us["M"] == pytest.approx(soc.cycles_to_us(cycles))
 

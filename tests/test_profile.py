@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 import ascsim.asc as asc
-from ascsim import context
 from ascsim.asc.values import RuntimeInt
 from ascsim.hw import get_soc
+from ascsim.isa import Bursts, Copy, FixPipe, Mmad
 from ascsim.session import SESSION
 from ascsim.sim.core import PIPES, Instr
 from ascsim.sim.profile import (
@@ -34,10 +34,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 @pytest.fixture(autouse=True)
 def _soc():
-    before = context.current_soc()
-    context.set_soc(SOC)
+    before = SESSION.soc
+    SESSION.set_soc(SOC)
     yield
-    context.set_soc(before)
+    SESSION.set_soc(before)
 
 
 @asc.jit
@@ -183,18 +183,13 @@ class _FakeCore:
 M_, N_, K_ = 256, 256, 1024
 
 
-@pytest.mark.parametrize("info", [
-    ("mmad", M_, N_, K_, "float16"),  # asc.mmad
-    (M_, N_, K_, "float16"),  # the Matmul API
-    {"m": M_, "n": N_, "k": K_, "dtype": "float16"},
-    {"flops": 2 * M_ * N_ * K_, "dtype": "float16"},
-])
-def test_cube_flops_and_roofline_from_instruction_info(info):
+def test_cube_flops_and_roofline_from_the_mmad_record():
     soc = get_soc(SOC)
     m, n, k = M_, N_, K_
     cycles = soc.cube.mmad_cycles(m, n, k, "float16")
+    record = Mmad(m, n, k, "float16", ("k.py", 1))  # the timing-only form, as the Matmul API's
     mmad = Instr(0, "M", "mmad", 100.0, 100.0 + cycles, 100.0 + cycles, ("k.py", 1), (), (),
-                 info)
+                 record)
     # Kernel-side byte counts can be RuntimeInts, whose "/" truncates like C: must not leak.
     moved = {"GM->L1": RuntimeInt((m * k + k * n) * 2), "L1->L0A": m * k * 2,
              "L1->L0B": k * n * 2, "L0C->GM": RuntimeInt(m * n * 4)}
@@ -227,14 +222,9 @@ def test_peaks_match_the_reference_table():
 
 
 def test_trace_is_valid_with_flag_and_cross_core_flows():
-    saved = SESSION.keep_launches
-    SESSION.keep_launches = True
-    try:
+    with SESSION.collect(launches=True) as run:
         report, _, _ = run_exp(blocks=2, per_core=1024, tile=256, reps=2)
-        launch = SESSION.launches[-1]
-    finally:
-        SESSION.keep_launches = saved
-        SESSION.launches.clear()
+    launch = run.launches[-1]
     src, dst = launch.cores
     t_set = src.instrs[-1].done
     t_wait = max(t_set, dst.instrs[0].start) + 150
@@ -314,14 +304,17 @@ def test_cli_profile_prints_the_table(tmp_path):
     assert all(r["profile"]["bytes_by_path"] == r["bytes_moved"] for r in reports)
 
 
-def test_flops_decoding_is_remembered_per_info_and_tolerates_unhashable_infos():
-    from ascsim.sim.profile import _decode_flops, instr_flops
+def test_work_is_read_from_typed_records():
+    from ascsim.sim.profile import instr_flops, instr_transfer
 
-    decoded: dict = {}
-    mmad = SimpleNamespace(info=(16, 32, 64, "float16"))
-    assert _decode_flops(mmad, decoded) == instr_flops(mmad) == (2.0 * 16 * 32 * 64, "float16")
-    assert decoded == {(16, 32, 64, "float16"): instr_flops(mmad)}
-    odd = SimpleNamespace(info=("mmad", 2, 3, 4, ["not", "hashable"]))
-    assert _decode_flops(odd, decoded) == instr_flops(odd)
-    mapping = SimpleNamespace(info={"m": 2, "n": 3, "k": 4})
-    assert _decode_flops(mapping, decoded) == (48.0, instr_flops(mapping)[1])
+    def instr(record):
+        return SimpleNamespace(record=record, writes=())
+
+    assert instr_flops(instr(Mmad(16, 32, 64, "bfloat16", ("k.py", 1)))) == (
+        2.0 * 16 * 32 * 64, "bfloat16")
+    assert instr_flops(instr(None)) == (0.0, "float16")
+    copy = Copy(None, None, Bursts(0, 0, 64, 96, 64, 3), ("k.py", 2), path="GM->L1")
+    assert instr_transfer(instr(copy)) == ("GM->L1", 192)
+    fix = FixPipe(None, 16, 32, ("k.py", 3), path="L0C->GM", dtype=np.float16)
+    assert instr_transfer(instr(fix)) == ("L0C->GM", 16 * 32 * 2)
+    assert instr_transfer(instr(Mmad(1, 1, 1, "float16", ("k.py", 4)))) is None

@@ -24,7 +24,6 @@ import pytest
 import torch
 
 import ascsim.asc as asc
-from ascsim import context
 from ascsim.demo import load_example
 from ascsim.hw import DEFAULT_SOC
 from ascsim.session import SESSION
@@ -50,7 +49,7 @@ def buggy_copy(x: asc.GlobalAddress, y: asc.GlobalAddress, count: asc.ConstExpr[
 
 
 def _buggy(platform):
-    context.set_soc(platform)
+    SESSION.set_soc(platform)
     x = np.arange(64, dtype=np.float32)
     return buggy_copy[1](x, np.zeros(64, np.float32), 64)
 
@@ -102,19 +101,18 @@ def _record(report, launch) -> dict:
 
 def measure(name: str, platform: str, runner) -> list[dict]:
     """Run one case and return the records of its launches."""
-    saved = (SESSION.keep_launches, SESSION.strict, SESSION.checks)
-    SESSION.clear()
-    SESSION.keep_launches, SESSION.strict, SESSION.checks = True, False, True
+    saved = (SESSION.strict, SESSION.checks)
+    SESSION.strict, SESSION.checks = False, True
     torch.manual_seed(0)
     np.random.seed(0)
     try:
-        runner(platform)
-        return [_record(r, launch) for r, launch in zip(SESSION.reports, SESSION.launches)]
+        with SESSION.collect(launches=True) as run:
+            runner(platform)
+        return [_record(r, launch) for r, launch in zip(run.reports, run.launches, strict=True)]
     finally:
-        SESSION.clear()
-        SESSION.keep_launches, SESSION.strict, SESSION.checks = saved
-        context.request_soc(DEFAULT_SOC)
-        context.set_soc(DEFAULT_SOC)
+        SESSION.strict, SESSION.checks = saved
+        SESSION.request_soc(DEFAULT_SOC)
+        SESSION.set_soc(DEFAULT_SOC)
 
 
 def _key(name: str, platform: str) -> str:

@@ -3,17 +3,17 @@ failures that must be reported, and the ``asc.lib.host`` API around it."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+import dataclasses
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ascsim.asc.lib.host as host
-from ascsim import context
 from ascsim.asc.adv.tiling_structs import TCubeTiling
 from ascsim.asc.enums import TPosition as KernelTPosition
 from ascsim.hw import get_soc
+from ascsim.session import SESSION
 from ascsim.tiling import (
     TCUBE_TILING_FIELDS,
     MatmulTilingRequest,
@@ -194,11 +194,11 @@ def test_fixed_single_shape_and_alignment() -> None:
     assert t["single_core_n"] % 64 == 0 or t["single_core_n"] == 1000
 
 
-def test_soc_stand_in_without_rate_tables() -> None:
-    """The algorithm needs only core counts and buffer sizes from the SoC record."""
-    tiny = SimpleNamespace(name="Tiny", aic_count=2, aiv_count=4, l1_bytes=64 * 1024,
-                           l0a_bytes=16 * 1024, l0b_bytes=16 * 1024, l0c_bytes=32 * 1024,
-                           ub_bytes=32 * 1024, bt_bytes=1024)
+def test_small_soc_limits_cores_and_buffers() -> None:
+    """Core counts and buffer sizes of the SoC bound the tiling."""
+    tiny = dataclasses.replace(get_soc("Ascend910B1"), name="Tiny", aic_count=2, aiv_count=4,
+                               l1_bytes=64 * 1024, l0a_bytes=16 * 1024, l0b_bytes=16 * 1024,
+                               l0c_bytes=32 * 1024, ub_bytes=32 * 1024, bt_bytes=1024)
     t = compute_matmul_tiling(MatmulTilingRequest(m=256, n=256, k=256, has_bias=True), tiny)
     assert t["used_core_num"] <= 4 and t["base_m"] * t["base_n"] * 4 <= 32 * 1024
     assert t["share_l1_size"] <= 64 * 1024
@@ -443,9 +443,9 @@ def test_tcubetiling_fields_in_order() -> None:
 
 
 def test_platform_reports_the_current_soc() -> None:
-    previous = context.current_soc()
+    previous = SESSION.soc
     try:
-        context.set_soc("Ascend950PR_9579")
+        SESSION.set_soc("Ascend950PR_9579")
         platform = host.get_ascendc_platform()
         assert platform.get_soc_version() == "Ascend950PR_9579"
         assert (platform.get_core_num_aic(), platform.get_core_num_aiv()) == (28, 56)
@@ -459,5 +459,5 @@ def test_platform_reports_the_current_soc() -> None:
         assert mt.get_tiling(tiling) == 0
         assert tiling.used_core_num == 2
     finally:
-        context.set_soc(previous)
+        SESSION.set_soc(previous)
     assert host.PlatformAscendCManager.get_instance("Ascend910B4").get_core_num_aic() == 20

@@ -15,16 +15,18 @@ EXAMPLE = Path(__file__).parent.parent / "examples" / "matmul_leakyrelu.py"
 
 
 def test_example_tune_entry_runs_checked_configurations():
-    from ascsim import context
+    from ascsim.session import SESSION
 
     entry = parse_target(f"{EXAMPLE}:tune_entry")  # loaded as `ascsim tune` loads it
-    context.request_soc("Ascend910B1")
-    default = entry()
-    faster = entry(base_m=128, base_n=64, cores=16)
-    # Both results are checked against torch inside run(); more cores, smaller blocks: faster.
-    assert faster.device_time_us < default.device_time_us
-    with pytest.raises(ValueError, match="partial blocks"):
-        entry(base_m=512, base_n=64, cores=16)
+    with SESSION.using_soc("Ascend910B1"):
+        default = entry()
+        faster = entry(base_m=128, base_n=64, cores=16)
+        # Both results are checked against torch inside run(); more cores, smaller blocks:
+        # faster.
+        assert faster.device_time_us < default.device_time_us
+        assert faster.soc == "Ascend910B1"
+        with pytest.raises(ValueError, match="partial blocks"):
+            entry(base_m=512, base_n=64, cores=16)
 
 
 def test_matmul_tiling_beats_or_matches_the_host_default():

@@ -8,7 +8,6 @@ import os
 
 import pytest
 
-from ascsim import context
 from ascsim.runner import run_script
 from ascsim.session import SESSION
 
@@ -47,34 +46,35 @@ ATTENTION_BODY = """b, h, s, d = shape
 
 
 @pytest.fixture(autouse=True)
-def _clean_session():
-    saved = (context.current_soc().name, context.requested_soc(), SESSION.strict,
+def run():
+    """The launches of the test (collected), with the session's settings restored after it."""
+    saved = (SESSION.soc.name, SESSION.requested_soc, SESSION.strict,
              SESSION.checks)
     SESSION.strict, SESSION.checks = False, True
-    SESSION.clear()
-    yield
-    context.request_soc(saved[1])
-    context.set_soc(saved[0])
+    with SESSION.collect() as collection:
+        yield collection
+    SESSION.request_soc(saved[1])
+    SESSION.set_soc(saved[0])
     SESSION.strict, SESSION.checks = saved[2:]
 
 
-def _no_findings(kernels):
-    assert [r.kernel for r in SESSION.reports] == kernels
-    for report in SESSION.reports:
+def _no_findings(run, kernels):
+    assert [r.kernel for r in run.reports] == kernels
+    for report in run.reports:
         assert report.findings == [], [f.format() for f in report.findings]
         assert report.device_time_us > report.launch_overhead_us
 
 
 @pytest.mark.parametrize("soc", SOCS)
-def test_linear_example(soc):
+def test_linear_example(soc, run):
     run_script(LINEAR, ["-r", "Model", "-v", soc])
-    _no_findings(["linear_kernel"])
+    _no_findings(run, ["linear_kernel"])
 
 
 @pytest.mark.parametrize("soc", SOCS)
-def test_fused_infer_attention_example(soc):
+def test_fused_infer_attention_example(soc, run):
     run_script(ATTENTION, ["-r", "Model", "-v", soc])
-    _no_findings(["fused_infer_attention_kernel"])
+    _no_findings(run, ["fused_infer_attention_kernel"])
 
 
 def _drive(tmp_path, path, module, body, shapes, soc):
@@ -84,16 +84,16 @@ def _drive(tmp_path, path, module, body, shapes, soc):
     run_script(str(script), ["-r", "Model", "-v", soc])
 
 
-def test_linear_direct_and_static_kernels(tmp_path):
+def test_linear_direct_and_static_kernels(tmp_path, run):
     # k=512 with few tiles: direct low-level Cube; k=1024: static NORM; m=3072, n=512: MDL.
     _drive(tmp_path, LINEAR, "linear", LINEAR_BODY,
            [(128, 256, 512), (128, 256, 1024), (3072, 512, 512)], "Ascend910B1")
-    _no_findings(["linear_kernel_direct", "linear_kernel_static_projection_norm",
+    _no_findings(run, ["linear_kernel_direct", "linear_kernel_static_projection_norm",
                   "linear_kernel_static_projection"])
 
 
-def test_attention_long_sequences_use_the_update_softmax(tmp_path):
+def test_attention_long_sequences_use_the_update_softmax(tmp_path, run):
     # S > 512: the KV loop with SoftmaxFlashV2's update form, a 64-column KV tail, D=128.
     _drive(tmp_path, ATTENTION, "fused_infer_attention", ATTENTION_BODY, [(1, 2, 576, 128)],
            "Ascend950PR_9579")
-    _no_findings(["fused_infer_attention_kernel"])
+    _no_findings(run, ["fused_infer_attention_kernel"])

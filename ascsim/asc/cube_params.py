@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from ascsim.asc.enums import CO2Layout, QuantModes
-from ascsim.asc.params import U8, U16, U32, _check_ranges
+from ascsim.asc.params import U8, U16, U32, _check_ranges, coerce_fields
 
 MMAD_DIM = (0, 4095)  # m, n, k of one Mmad (12-bit fields)
 
@@ -37,7 +37,7 @@ class Nd2NzParams:
     dst_nz_matrix_stride: int
 
     def __post_init__(self):
-        _coerce(self)
+        coerce_fields(self)
         _check_ranges(self, dict.fromkeys([f.name for f in fields(self)], U16))
 
 
@@ -56,7 +56,7 @@ class LoadData2DParams:
     addr_mode: int = 0
 
     def __post_init__(self):
-        _coerce(self)
+        coerce_fields(self)
         _check_ranges(self, {"start_index": U16, "repeat_times": U8, "src_stride": U16,
                              "sid": U16, "dst_gap": U16, "addr_mode": U8})
 
@@ -75,7 +75,7 @@ class LoadData2dTransposeParams:
     addr_mode: int = 0
 
     def __post_init__(self):
-        _coerce(self)
+        coerce_fields(self)
         _check_ranges(self, {"start_index": U16, "repeat_times": U8, "src_stride": U16,
                              "dst_gap": U16, "dst_frac_gap": U16, "addr_mode": U8})
 
@@ -131,7 +131,7 @@ class MmadParams:
         self.__post_init__()
 
     def __post_init__(self):
-        _coerce(self)
+        coerce_fields(self)
         _check_ranges(self, {"m": MMAD_DIM, "n": MMAD_DIM, "k": MMAD_DIM, "unit_flag": (0, 3)})
 
     @property
@@ -167,7 +167,7 @@ class FixpipeParamsV220:
     sub_block_id: int = 0  # L0C->UB (3510): which AIV of the group receives the block
 
     def __post_init__(self):
-        _coerce(self)
+        coerce_fields(self)
         object.__setattr__(self, "quant_pre", QuantModes(int(self.quant_pre)))
         if self.sub_block_id not in (0, 1):
             raise ValueError(f"FixpipeParamsV220 sub_block_id is 0 or 1 (the group's two "
@@ -200,18 +200,6 @@ class FixpipeConfig:
     @classmethod
     def cfg_nz(cls) -> FixpipeConfig:
         return cls(CO2Layout.NZ)
-
-
-def _coerce(obj) -> None:
-    """Runtime ints/bools/numpy scalars to plain Python values (enums are kept)."""
-    for f in fields(obj):
-        value = getattr(obj, f.name)
-        if isinstance(value, bool) or hasattr(value, "name"):
-            continue
-        if hasattr(value, "__index__"):
-            object.__setattr__(obj, f.name, int(value))
-        elif hasattr(value, "item"):
-            object.__setattr__(obj, f.name, value.item())
 
 
 __all__ = ["FixpipeConfig", "FixpipeParamsV220", "LoadData2DParams", "LoadData2dTransposeParams",

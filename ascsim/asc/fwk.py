@@ -3,8 +3,10 @@
 ``TPipe.init_buffer`` carves queue slots out of a local buffer (each rounded up to 32 B).
 A queue slot goes free → allocated → enqueued → dequeued → free. On the device these steps are
 hardware flags between the producer and consumer pipes (alloc waits for the last reader, deque
-waits for the writer); here each slot carries the cycle at which it becomes usable, and the
-instructions that touch a tensor of that slot start no earlier.
+waits for the writer); here each slot owns a buffer gate of the machine
+(:class:`ascsim.sim.sync.Gate`), each step is a gate record (alloc = ``acquire_write``, enque =
+``release_write``, deque = ``acquire_read``, free = ``release_read``), and the instructions that
+touch a tensor of that slot are ordered by the gate.
 """
 
 from __future__ import annotations
@@ -15,30 +17,35 @@ from ascsim.asc.context import current_core, user_location
 from ascsim.asc.dtypes import as_dtype
 from ascsim.asc.enums import HardEvent, TPosition
 from ascsim.asc.tensor import POSITION_MEMORY, LocalTensor, memory_for
-from ascsim.sim.errors import KernelError
+from ascsim.isa import BLOCK_BYTES as BLOCK
+from ascsim.isa import GateOp, KernelError
 from ascsim.sim.memory import round_up
+from ascsim.sim.sync import Gate
 
-BLOCK = 32  # bytes: local buffers are carved in whole 32-byte blocks
+#: TPosition -> (pipe that fills a buffer of that position, pipe that consumes it): the two
+#: sides of its slots' gates.
+POSITION_PIPES = {
+    TPosition.VECIN: ("MTE2", "V"), TPosition.VECOUT: ("V", "MTE3"),
+    TPosition.VECCALC: ("V", "V"), TPosition.A1: ("MTE2", "MTE1"),
+    TPosition.B1: ("MTE2", "MTE1"), TPosition.C1: ("MTE2", "MTE1"),
+    TPosition.A2: ("MTE1", "M"), TPosition.B2: ("MTE1", "M"), TPosition.C2: ("MTE1", "M"),
+    TPosition.CO1: ("M", "FIX"),
+}
 
 
 class QueueSlot:
-    """One buffer of a queue: where it is and when it may next be touched."""
+    """One buffer of a queue: where it is, its state in the queue protocol, and its gate."""
 
-    __slots__ = ("queue", "index", "addr", "nbytes", "state", "ready", "last_done", "alloc_loc",
-                 "views")
+    __slots__ = ("queue", "index", "addr", "nbytes", "state", "gate", "alloc_loc")
 
-    def __init__(self, queue, index: int, addr: int, nbytes: int):
+    def __init__(self, queue, index: int, addr: int, nbytes: int, gate: Gate):
         self.queue = queue
         self.index = index
         self.addr = addr
         self.nbytes = nbytes
         self.state = "free"
-        self.ready = 0.0  # instructions touching the slot start no earlier than this
-        self.last_done = 0.0  # completion of the latest instruction that touched it
+        self.gate = gate
         self.alloc_loc = None
-        # numpy dtype -> (memory, the whole memory as that type): lets the tensors of this slot
-        # take element views by one slice (see LocalTensor.elements).
-        self.views: dict = {}
 
 
 def _carve(pipe, mem, nbytes: int, loc, what: str) -> int:
@@ -133,7 +140,14 @@ class TQue:
         size = round_up(nbytes, BLOCK)
         base = _carve(pipe, self.mem, num * size, loc,
                       f"init_buffer(que=TQue({self.position.name}), num={num}, len={nbytes})")
-        self.slots = [QueueSlot(self, i, base + i * size, size) for i in range(num)]
+        producer, consumer = POSITION_PIPES.get(self.position, ("V", "V"))
+        label = f"tensor of TQue({self.position.name})"
+        self.slots = []
+        for i in range(num):
+            gate = Gate(self.mem, base + i * size, base + (i + 1) * size, producer, consumer,
+                        label)
+            core.launch.gates.append(gate)
+            self.slots.append(QueueSlot(self, i, base + i * size, size, gate))
         pipe.queues.append(self)
         self.core = core
 
@@ -145,21 +159,16 @@ class TQue:
         loc = user_location()
         self._require_init(loc)
         core = self.core
-        core.call_overhead()
         dtype = as_dtype(dtype) if dtype is not None else None
         slot = self._free_slot(loc)
         slot.state = "allocated"
         slot.alloc_loc = loc
-        # Alloc waits until the slot's previous readers are done (write-after-read).
-        slot.ready = slot.last_done + (core.timing.flag_latency_cycles if slot.last_done else 0)
+        core.execute(GateOp(slot.gate, "acquire_write", loc))
         if dtype is None:
             raise KernelError("alloc_tensor needs the element type, e.g. alloc_tensor(asc.float32)",
                               loc)
-        t = LocalTensor.bound(self.mem, self.position, slot.addr,
-                              slot.nbytes // dtype.np_dtype.itemsize, dtype, slot)
-        for observer in core.launch.observers:
-            observer.on_queue(core, "alloc", self, slot, loc)
-        return t
+        return LocalTensor.bound(self.mem, self.position, slot.addr,
+                                 slot.nbytes // dtype.np_dtype.itemsize, dtype, slot)
 
     def _free_slot(self, loc) -> QueueSlot:
         slots = self.slots
@@ -185,9 +194,9 @@ class TQue:
         loc = user_location()
         self._require_init(loc)
         core = self.core
-        core.call_overhead()
         slot = tensor.slot
         if slot is None or slot.queue is not self:
+            core.call_overhead()
             core.launch.findings.report(
                 "queue-misuse", "enque of a tensor that was not allocated from this queue", loc,
                 hint="enque the tensor returned by this queue's alloc_tensor",
@@ -200,19 +209,16 @@ class TQue:
                 f"enque beyond the queue depth ({self.depth}): deque before enqueuing again",
                 loc, hint="raise the TQue depth or deque between enques", core=core.core_id)
         slot.state = "enqueued"
-        # The consumer may start once the producer's last write has completed.
-        slot.ready = slot.last_done + core.timing.flag_latency_cycles
         self.fifo.append((slot, tensor))
-        for observer in core.launch.observers:
-            observer.on_queue(core, "enque", self, slot, loc)
+        core.execute(GateOp(slot.gate, "release_write", loc))
         return True
 
     def deque(self, dtype=None) -> LocalTensor:
         loc = user_location()
         self._require_init(loc)
         core = self.core
-        core.call_overhead()
         if not self.fifo:
+            core.call_overhead()
             core.launch.findings.report(
                 "queue-misuse", "deque from an empty queue: on the device this waits forever",
                 loc, hint="enque a tensor before dequeuing it", core=core.core_id)
@@ -223,23 +229,23 @@ class TQue:
             dtype = as_dtype(dtype)
             if dtype is not tensor.dtype and dtype != tensor.dtype:  # (types are singletons)
                 tensor = tensor.reinterpret_cast(dtype)
-        for observer in core.launch.observers:
-            observer.on_queue(core, "deque", self, slot, loc)
+        core.execute(GateOp(slot.gate, "acquire_read", loc))
         return tensor
 
     def free_tensor(self, tensor: LocalTensor) -> None:
         loc = user_location()
         self._require_init(loc)
         core = self.core
-        core.call_overhead()
         slot = tensor.slot
         if slot is None or slot.queue is not self:
+            core.call_overhead()
             core.launch.findings.report(
                 "queue-misuse", "free_tensor of a tensor that belongs to another queue (or to "
                 "none)", loc, hint="free a tensor into the queue it was allocated from",
                 core=core.core_id)
             return
         if slot.state == "free":
+            core.call_overhead()
             core.launch.findings.report(
                 "queue-misuse", "free_tensor of a tensor that is already free", loc,
                 hint="free each allocated tensor exactly once", core=core.core_id)
@@ -247,8 +253,7 @@ class TQue:
         if slot.state == "enqueued":
             self.fifo = deque(item for item in self.fifo if item[0] is not slot)
         slot.state = "free"
-        for observer in core.launch.observers:
-            observer.on_queue(core, "free", self, slot, loc)
+        core.execute(GateOp(slot.gate, "release_read", loc))
 
     # -- queries
     def has_tensor_in_que(self) -> bool:

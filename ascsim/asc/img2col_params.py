@@ -7,10 +7,10 @@ and ``IsResetLoad3dConfig``; ranges are the documented register widths (asc-devk
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from enum import IntEnum
 
-from ascsim.asc.params import U8, U16, _check_ranges
+from ascsim.asc.params import U8, U16, _check_ranges, coerce_fields
 
 
 class FmatrixMode(IntEnum):
@@ -42,7 +42,7 @@ class Dn2NzParams:
     dst_nz_matrix_stride: int
 
     def __post_init__(self):
-        _coerce(self)
+        coerce_fields(self)
         _check_ranges(self, {"dn_num": (0, 4095), "n_value": (0, 16384),
                              "d_value": (0, 2**21 - 1), "src_dn_matrix_stride": (0, 2**40 - 1),
                              "src_d_value": (1, 2**40 - 1), "dst_nz_c0_stride": (1, 16384),
@@ -84,7 +84,7 @@ class LoadData3DParamsV2:
     f_matrix_ctrl: bool = False
 
     def __post_init__(self):
-        _coerce(self)
+        coerce_fields(self)
         pads = tuple(int(p) for p in self.pad_list)
         if len(pads) != 4 or not all(0 <= p <= 255 for p in pads):
             raise ValueError(f"LoadData3DParamsV2.pad_list must be four values in [0, 255] "
@@ -105,18 +105,6 @@ class IsResetLoad3dConfig:
 
     is_set_fmatrix: bool = True
     is_set_padding: bool = True
-
-
-def _coerce(obj) -> None:
-    """Runtime ints and numpy scalars to plain Python values (bools and tuples are kept)."""
-    for f in fields(obj):
-        value = getattr(obj, f.name)
-        if isinstance(value, (bool, tuple, list)):
-            continue
-        if hasattr(value, "__index__"):
-            object.__setattr__(obj, f.name, int(value))
-        elif hasattr(value, "item"):
-            object.__setattr__(obj, f.name, value.item())
 
 
 __all__ = ["Dn2NzParams", "FmatrixMode", "IsResetLoad3dConfig", "LoadData3DParamsV2"]

@@ -31,8 +31,7 @@ def _is_constexpr(annotation) -> bool:
 
 
 def _loop_tick() -> None:
-    core = scheduler.current_core()
-    core.scalar_work(core.timing.scalar_cycles_per_loop_iter)
+    scheduler.current_core().loop_iteration()
 
 
 def _iterate(loop) -> Any:
@@ -119,7 +118,7 @@ class _Launcher:
         bound.apply_defaults()
         body = jit_fn.compiled(True)
         return run_launch(jit_fn.fn.__name__, body, dict(bound.arguments), jit_fn.constexpr,
-                          int(self.launch.core_num), jit_fn.kernel_kind(options), options)
+                          int(self.launch.core_num), jit_fn.kernel_kind(options))
 
 
 def jit(fn=None, **options):

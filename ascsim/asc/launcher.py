@@ -1,8 +1,8 @@
 """Launching a kernel: converting host arguments, running the cores, copying results back.
 
 Mirrors pyasc's launcher: every tensor argument (torch CPU tensor or numpy array) is copied into
-device memory before the launch and copied back after it, inputs included; Python ints become
-int32 runtime values and floats fp32; tiling structs are copied into each core.
+device memory before the launch and copied back after it, inputs included (:mod:`ascsim.sim.host`);
+Python ints become int32 runtime values and floats fp32; tiling structs are copied into each core.
 """
 
 from __future__ import annotations
@@ -10,16 +10,19 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Iterator
+from dataclasses import replace
 
 import numpy as np
 
 from ascsim.asc import dtypes
+from ascsim.asc.hints import PYASC_HINTS
 from ascsim.asc.struct import Struct
 from ascsim.asc.values import GlobalAddress, RuntimeInt
-from ascsim.context import current_soc
 from ascsim.session import SESSION
-from ascsim.sim.launch import Launch, LaunchConfig
+from ascsim.sim.host import HostArgument, is_memory
+from ascsim.sim.launch import Launch, LaunchConfig, LaunchOptions
 from ascsim.sim.memory import DeviceMemory
+from ascsim.sim.report import KernelReport
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 #: Allocations between two young-generation garbage collections during a launch (Python's
@@ -84,86 +87,11 @@ class KernelStruct:
         return f"kernel view of {self._struct!r}"
 
 
-def _is_torch_tensor(value) -> bool:
-    return type(value).__module__.startswith("torch") and hasattr(value, "data_ptr")
-
-
-def _torch_bytes(tensor) -> tuple[np.ndarray, bool]:
-    """The tensor's bytes for GM, and whether they are a writable view of the tensor's own
-    memory that results may be copied straight back into (see :meth:`HostArgument.copy_back`).
-    Not for bool tensors (their bytes are normalised to 0/1 on the way back) nor for tensors
-    requiring grad (writing into them in place is an error the torch path reports)."""
-    import torch
-
-    if tensor.device.type != "cpu":
-        raise TypeError(f"tensor on device {tensor.device}: the simulator takes CPU tensors "
-                        "(device='cpu')")
-    flat = tensor.detach().contiguous().reshape(-1)
-    if flat.dtype == torch.bool:
-        flat = flat.to(torch.uint8)
-    if not flat.numel():
-        return np.zeros(0, np.uint8), False
-    # Same first byte: contiguous() made no copy (a copy would be a new allocation).
-    own = flat.data_ptr() == tensor.data_ptr() and tensor.dtype != torch.bool \
-        and not tensor.requires_grad
-    # No copy here: GM takes the bytes at its first use (GmBuffer.data), during this launch.
-    return flat.view(torch.uint8).numpy(), own
-
-
-def _numpy_bytes(array: np.ndarray) -> tuple[np.ndarray, bool]:
-    """The array's bytes for GM, and whether they are a writable view of its own memory."""
-    contiguous = np.ascontiguousarray(array)
-    raw = contiguous.reshape(-1).view(np.uint8)
-    return raw, contiguous is array and array.flags.writeable and raw.size > 0
-
-
-class HostArgument:
-    """One memory argument: its device copy and how to copy results back to the host."""
-
-    def __init__(self, name: str, value, memory: DeviceMemory):
-        self.value = value
-        if _is_torch_tensor(value):
-            self.dtype = dtypes.from_torch(value.dtype)
-            raw, own = _torch_bytes(value)
-        elif isinstance(value, np.ndarray):
-            self.dtype = dtypes.from_numpy(value.dtype)
-            raw, own = _numpy_bytes(value)
-        else:  # bytes / bytearray
-            self.dtype = dtypes.uint8
-            raw, own = np.frombuffer(bytes(value), dtype=np.uint8), False
-        self.buffer = memory.from_array(raw, name)
-        # The host's own bytes when ``raw`` is a view of them: the copy back is then one plain
-        # byte copy. (torch's copy_ splits a copy over its thread pool, which on a busy host
-        # waits for descheduled threads: milliseconds for a few hundred kilobytes.)
-        self._host_bytes = raw if own else None
-
-    def address(self) -> GlobalAddress:
-        return GlobalAddress(self.buffer, 0, self.dtype)
-
-    def copy_back(self) -> None:
-        if not self.buffer.touched:  # never read or written on the device: nothing to copy
-            return
-        raw = self.buffer.data[: self.buffer.nbytes]
-        if self._host_bytes is not None:
-            np.copyto(self._host_bytes, raw)
-            return
-        value = self.value
-        if _is_torch_tensor(value):
-            import torch
-
-            if value.numel() == 0:
-                return
-            target = value.dtype
-            src = torch.from_numpy(raw)  # copy_ below copies
-            if target == torch.bool:
-                value.copy_(src.view(torch.uint8).reshape(value.shape).to(torch.bool))
-            else:
-                value.copy_(src.view(target).reshape(value.shape))
-        elif isinstance(value, np.ndarray):
-            if value.flags.writeable:
-                value[...] = raw.view(value.dtype).reshape(value.shape)
-        elif isinstance(value, bytearray):
-            value[:] = raw.tobytes()
+def _element_type(value) -> dtypes.DataType:
+    """The kernel-side data type of a memory argument's elements (bytes are uint8)."""
+    if isinstance(value, (bytes, bytearray)):
+        return dtypes.uint8
+    return dtypes.as_dtype(value.dtype)
 
 
 def convert_scalar(name: str, value):
@@ -183,14 +111,17 @@ def convert_scalar(name: str, value):
         "time (str, tuple, list and dict are only allowed as asc.ConstExpr parameters)")
 
 
-def is_memory(value) -> bool:
-    return _is_torch_tensor(value) or isinstance(value, (np.ndarray, bytes, bytearray))
-
-
 def run_launch(name: str, body, args: dict, constexpr: set, block_num: int, kind: str,
-               options) -> object:
-    """Convert ``args``, run ``body(**converted)`` on every core, copy back; returns the report."""
-    soc = current_soc()
+               options: LaunchOptions | None = None) -> KernelReport:
+    """Convert ``args``, run ``body(**converted)`` on every core, copy back; returns the report.
+
+    ``options``: how the launch runs; the session's settings (:meth:`Session.launch_options`)
+    when None. The report (and the launch, if a collector keeps launches) goes to the session.
+    """
+    session = SESSION
+    if options is None:
+        options = session.launch_options()
+    soc = session.soc
     memory = DeviceMemory()
     host_args: list[HostArgument] = []
     converted: dict = {}
@@ -199,19 +130,16 @@ def run_launch(name: str, body, args: dict, constexpr: set, block_num: int, kind
         if pname in constexpr:
             converted[pname] = value
         elif is_memory(value):
+            element = _element_type(value)
             host = HostArgument(pname, value, memory)
             host_args.append(host)
-            converted[pname] = host.address()
+            converted[pname] = GlobalAddress(host.buffer, 0, element)
         elif isinstance(value, Struct):
             structs[pname] = value
         else:
             converted[pname] = convert_scalar(pname, value)
-    config = LaunchConfig(kernel=name, soc=soc, block_num=block_num, kind=kind,
-                          strict=SESSION.strict)
-    launch = Launch(config, memory)
-    # A factory may return None (e.g. the kernel checks when SESSION.checks is off).
-    launch.observers.extend(o for o in (f(launch) for f in SESSION.observer_factories)
-                            if o is not None)
+    config = LaunchConfig(kernel=name, soc=soc, block_num=block_num, kind=kind)
+    launch = Launch(config, memory, replace(options, hints=PYASC_HINTS))
 
     # The cores' views of a struct share their field values until one of them writes.
     struct_values: dict = {pname: {} for pname in structs}
@@ -231,15 +159,11 @@ def run_launch(name: str, body, args: dict, constexpr: set, block_num: int, kind
     except BaseException:
         # The kernel failed (a fault, a deadlock, strict mode): keep what was found up to
         # there, so `ascsim check` can still list the findings next to the error.
-        SESSION.reports.append(launch.partial_report())
-        if SESSION.keep_launches:
-            SESSION.launches.append(launch)
+        session.record(launch.partial_report(), launch)
         raise
     for host in host_args:
         host.copy_back()
-    SESSION.reports.append(report)
-    if SESSION.keep_launches:
-        SESSION.launches.append(launch)
-    else:  # nothing reads this launch's GM any more: later launches may reuse the bytes
+    session.record(report, launch)
+    if not options.keep:  # nothing reads this launch's GM any more: later launches may reuse it
         memory.release()
     return report

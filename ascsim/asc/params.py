@@ -20,6 +20,21 @@ U16 = (0, 65535)
 U32 = (0, 2**32 - 1)
 
 
+def coerce_fields(obj) -> None:
+    """Turn a frozen struct's runtime ints and numpy scalars into plain Python values, in place.
+
+    Bools and named values (enums, data types) are kept as they are; anything else without an
+    integer or scalar value (tuples, lists) is left alone too."""
+    for f in fields(obj):
+        value = getattr(obj, f.name)
+        if isinstance(value, bool) or hasattr(value, "name"):
+            continue
+        if hasattr(value, "__index__"):
+            object.__setattr__(obj, f.name, int(value))
+        elif hasattr(value, "item"):
+            object.__setattr__(obj, f.name, value.item())
+
+
 def _check_ranges(obj, limits: dict[str, tuple[int, int]]) -> None:
     for f in fields(obj):
         value = getattr(obj, f.name)

@@ -13,7 +13,8 @@ from ascsim.asc.context import current_core, user_location
 from ascsim.asc.dtypes import DataType, as_dtype
 from ascsim.asc.enums import TPosition
 from ascsim.asc.values import GlobalAddress
-from ascsim.sim.errors import KernelError
+from ascsim.isa import KernelError, Region, ScalarLoad, ScalarStore
+from ascsim.sim.views import view
 
 # Logical position -> physical buffer on the split architectures (910B/910_93/950).
 POSITION_MEMORY = {
@@ -86,14 +87,11 @@ class GlobalTensor:
         return self.buffer.address + (self.offset + offset) * self.dtype.sizeof()
 
     def get_value(self, index: int):
-        core = current_core()
-        core.scalar_work(core.timing.gm_read_latency_cycles)
-        return self.elements(int(index), 1, user_location())[0]
+        return current_core().execute(ScalarLoad(self.region().at(int(index), 1), user_location()))
 
     def set_value(self, index: int, value) -> None:
-        core = current_core()
-        core.scalar_work(core.timing.gm_write_latency_cycles)
-        self.elements(int(index), 1, user_location())[0] = value
+        current_core().execute(ScalarStore(self.region().at(int(index), 1), value,
+                                           user_location()))
 
     def set_l2_cache_hint(self, *args, **kwargs) -> None:
         """Accepted for compatibility; the L2 model does not take hints."""
@@ -109,34 +107,21 @@ class GlobalTensor:
         lo = (self.offset + start_elem) * size
         return lo, lo + count * size
 
+    def region(self, count: int | None = None) -> Region:
+        """This view (its first ``count`` elements) as an instruction operand."""
+        if self.buffer is None:
+            self._require_bound()
+        return Region(self.buffer, self.offset * self.dtype.sizeof(),
+                      self.get_size() if count is None else count, self.dtype.np_dtype)
+
     def elements(self, start: int, count: int, loc) -> np.ndarray:
-        """A numpy view of ``count`` elements from element ``start`` (checked against GM)."""
-        self._require_bound()
-        lo, hi = self.byte_range(start, count)
-        check_gm_range(self.buffer, lo, hi, loc)
-        return self.buffer.data[lo:hi].view(self.dtype.np_dtype)
+        """A numpy view of ``count`` elements from element ``start`` (the operand rules apply)."""
+        return view(current_core(), self.region(), start, count, loc)
 
     def __repr__(self) -> str:
         if self.buffer is None:
             return "GlobalTensor(<unbound>)"
         return f"GlobalTensor({self.buffer.name}+{self.offset}, {self.dtype!r})"
-
-
-def check_gm_range(buffer, lo: int, hi: int, loc) -> None:
-    """Fault on accesses outside the padded allocation; report those past the true end."""
-    if lo < 0 or hi > buffer.capacity:
-        raise KernelError(
-            f"GM access to bytes [{lo}, {hi}) of '{buffer.name}' is outside its allocation "
-            f"({buffer.nbytes} B, {buffer.capacity} B with allocator padding): on the device "
-            "this is a memory fault", loc)
-    if hi > buffer.nbytes:
-        current_core().launch.findings.report(
-            "gm-out-of-bounds",
-            f"access to bytes [{lo}, {hi}) of '{buffer.name}' runs past its end "
-            f"({buffer.nbytes} B); only the allocator's padding keeps this from faulting",
-            loc, hint="check the offset and length arithmetic, or pad the tensor on the host",
-            core=current_core().core_id, buffer=buffer.name, start=lo, stop=hi,
-            size=buffer.nbytes)
 
 
 # ---------------------------------------------------------------------------- local tensors
@@ -237,18 +222,12 @@ class LocalTensor:
                                  self.alloc_end)
 
     def get_value(self, index: int):
-        core = current_core()
-        loc = user_location()
-        core.issue("S", "get_value", core.timing.scalar_ld_st_cycles, 0, loc,
-                   reads=(self.access(int(index), 1),), ready=self.ready())
-        return self.elements(int(index), 1, loc)[0].item()
+        return current_core().execute(ScalarLoad(self.region().at(int(index), 1), user_location(),
+                                                 "get_value"))
 
     def set_value(self, index: int, value) -> None:
-        core = current_core()
-        loc = user_location()
-        core.issue("S", "set_value", core.timing.scalar_ld_st_cycles, 0, loc,
-                   writes=(self.access(int(index), 1),), ready=self.ready())
-        self.elements(int(index), 1, loc)[0] = value
+        current_core().execute(ScalarStore(self.region().at(int(index), 1), value,
+                                           user_location(), "set_value"))
 
     def __setitem__(self, index, value) -> None:
         self.set_value(index, value)
@@ -262,10 +241,19 @@ class LocalTensor:
         self.elements(0, self.length, user_location()).tofile(path)
 
     # -- simulator helpers
+    def region(self, count: int | None = None) -> Region:
+        """This tensor (its first ``count`` elements) as an instruction operand, gated by its
+        queue slot if it has one."""
+        if self.mem is None:
+            self._require_bound()
+        slot = self.slot
+        return Region(self.mem, self.addr, self.length if count is None else count,
+                      self.dtype.np_dtype, self.alloc_end, None if slot is None else slot.gate)
+
     def ready(self) -> float:
         """Earliest cycle an instruction may touch this tensor (queue synchronisation)."""
         slot = self.slot
-        return slot.ready if slot is not None else 0.0
+        return slot.gate.ready if slot is not None else 0.0
 
     def access(self, start: int, count: int) -> tuple:
         size = self.dtype.np_dtype.itemsize
@@ -273,50 +261,14 @@ class LocalTensor:
         return (self.mem.key, lo, lo + count * size)
 
     def elements(self, start: int, count: int, loc) -> np.ndarray:
-        """A numpy view of ``count`` elements from element ``start``."""
-        mem = self.mem
-        if mem is None:
-            self._require_bound()
-        np_dtype = self.dtype.np_dtype
-        size = np_dtype.itemsize
-        lo = self.addr + start * size
-        hi = lo + count * size
-        if lo < 0 or hi > mem.capacity:
-            raise KernelError(
-                f"access to bytes [{lo}, {hi}) of {self.mem.name} is outside the buffer "
-                f"({self.mem.capacity} B on this SoC)", loc)
-        if hi > self.alloc_end:
-            current_core().launch.findings.report(
-                "local-overflow",
-                f"access to {self.mem.name} bytes [{lo}, {hi}) runs past the end of its "
-                f"allocation (byte {self.alloc_end})", loc,
-                hint="the element count exceeds the tensor: check count/len arguments",
-                core=current_core().core_id, buffer=self.mem.name, start=lo, stop=hi,
-                alloc_end=self.alloc_end)
-        slot = self.slot
-        if slot is not None and not lo % size:
-            typed = _typed_memory(slot.views, mem, np_dtype)
-            if typed is not None:
-                return typed[lo // size:hi // size]
-        return mem.data[lo:hi].view(np_dtype)
+        """A numpy view of ``count`` elements from element ``start`` (the operand rules apply)."""
+        return view(current_core(), self.region(), start, count, loc)
 
     def __repr__(self) -> str:
         if self.mem is None:
             return f"LocalTensor({self.dtype!r}, <unallocated>)"
         return (f"LocalTensor({self.dtype!r}, {self.position.name}@{self.addr}, "
                 f"{self.length} elems)")
-
-
-def _typed_memory(views: dict, mem, np_dtype):
-    """All of ``mem``'s bytes viewed as ``np_dtype`` (None if they are not a whole number of
-    elements), kept in ``views`` (a queue slot's): one slice of it is an element view, where
-    slicing the bytes and then retyping them costs about three times as much."""
-    data = mem.data
-    entry = views.get(np_dtype)
-    if entry is None or entry[0] is not data:
-        typed = None if data.size % np_dtype.itemsize else data.view(np_dtype)
-        entry = views[np_dtype] = (data, typed)
-    return entry[1]
 
 
 _WHERE_BUFFERS_LIVE = {True: "vector code runs on the AIV", False: "cube buffers are on the AIC"}

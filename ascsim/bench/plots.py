@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402 - the backend must be chosen first
 from matplotlib.ticker import ScalarFormatter  # noqa: E402
 
-from ascsim.bench.runner import BenchResult  # noqa: E402
+from ascsim.bench.results import BenchResult  # noqa: E402
 
 PIPES = ("M", "V", "MTE1", "MTE2", "MTE3", "FIX", "S")
 PIPE_LABELS = {"S": "Scalar", "V": "Vector", "M": "Cube", "MTE1": "MTE1", "MTE2": "MTE2",

@@ -15,7 +15,7 @@ from pathlib import Path
 from rich.table import Table
 
 from ascsim.bench.plots import PIPE_LABELS, pipe_plot, speedup_plot, time_plot
-from ascsim.bench.runner import BenchResult, CaseRun
+from ascsim.bench.results import BenchResult, CaseRun
 
 SHORT_DTYPE = {"float16": "fp16", "float32": "fp32", "bfloat16": "bf16"}
 STATUS_TEXT = {"pass": "pass", "precision_fail": "PRECISION FAIL", "runtime_fail": "RUNTIME FAIL"}

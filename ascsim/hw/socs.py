@@ -196,7 +196,7 @@ _A5_TIMING = _A2A3_TIMING  # no 3510 cost model is published; assumed equal to A
 _A2A3_BW = Bandwidths(
     # [S7] ini ddr_read/write_rate: a core's share of HBM; x AIC count = the chip's HBM
     # bandwidth, which bounds a launch's HBM traffic (ascsim/sim/l2.py). A single transfer
-    # streams at the L2 port rate (ascsim/sim/transfer.py).
+    # streams at the L2 port rate (ascsim/sim/cost.py).
     gm_read=32.0,
     gm_write=32.0,  # [S7] ini ddr_write_rate
     l2_read=110.0,  # [S7] ini l2_read_rate
@@ -327,6 +327,9 @@ _DAV_C310 = replace(
     name="Ascend950PR_9579",
     family="Ascend950",
     npu_arch=3510,  # [S3] NPU architecture version 3510
+    l0a_layout="NZ",  # [S3] ascend-hw §2.2: Mmad reads L0A in NZ on 3510
+    l1_to_l0a_transpose=False,  # [S3] ascend-hw §2.3: the L1->L0A transpose was removed
+    mte2_dn2nz=True,  # [S3] DN2NZ on the GM->L1 path
     ccec_arch="dav-c310",  # [S13] ini CCEC_AIC_version=dav-c310-cube / dav-c310-vec
     ub_bytes=253952,  # [S13] ini ub_size (248 KB usable of 256 KB physical [S3], §7.6)
     l1_bytes=524288,  # [S13] ini l1_size

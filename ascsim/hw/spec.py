@@ -38,6 +38,12 @@ PATH_PIPE: Mapping[str, str] = MappingProxyType({
 })  # fmt: skip
 
 #: Buffer names used as keys of :attr:`SocSpec.alignment`.
+#: The vector unit's addressing units, the same on every modelled SoC (ascend-hw §2.2): a
+#: DataBlock of 32 bytes, a repeat of 8 DataBlocks, at most 255 repeats per instruction.
+DATA_BLOCK_BYTES = 32
+VECTOR_REPEAT_BYTES = 256
+MAX_REPEAT_TIMES = 255
+
 BUFFER_NAMES: frozenset[str] = frozenset({"UB", "L1", "L0A", "L0B", "L0C", "BT", "FB", "GM"})
 
 #: Vector instruction classes every SoC must price (dtype-specific keys such as
@@ -190,7 +196,7 @@ class Bandwidths:
 
     A path's value is what its engine can move; whether the path exists on a SoC is
     :attr:`SocSpec.paths`, not this record. Transfers touching GM are further limited by the
-    memory side (see :meth:`for_path`). The cost model (``ascsim/sim/transfer.py``) streams
+    memory side (see :meth:`for_path`). The cost model (``ascsim/sim/cost.py``) streams
     every GM transfer at the L2 port rate (``l2_hit=True``: all GM traffic goes through L2) and
     bounds the launch's HBM traffic by :attr:`SocSpec.gm_bandwidth_bytes_per_cycle`
     (``gm_read`` x AIC count), the chip-wide share when many cores stream at once.
@@ -370,6 +376,14 @@ class SocSpec:
         vector_repeat_bytes: bytes per vector repeat (8 DataBlocks).
         max_repeat_times: largest repeatTime of one vector instruction.
 
+    Architecture capabilities (what front-ends and the machine test instead of ``npu_arch``):
+        l0a_layout: fractal layout Mmad expects in L0A: "ZZ" (2201) or "NZ" (3510)
+            (ascend-hw §2.2).
+        l1_to_l0a_transpose: whether MTE1 can transpose on the way into L0A (not on 3510,
+            ascend-hw §2.3).
+        mte2_dn2nz: whether MTE2 converts DN (column-major) GM matrices to NZ in L1 (3510).
+        load3d: whether MTE1 has the Load3D img2col instruction (2201 and 3510).
+
     Costs:
         vector: :class:`VectorCost` per instruction class, keyed "op" or "op.dtype".
         cube: :class:`CubeCost`.
@@ -407,9 +421,13 @@ class SocSpec:
     gm_recommended_alignment: int = 512
     event_ids: int = 8
     cross_core_flag_ids: int = 16
-    data_block_bytes: int = 32
-    vector_repeat_bytes: int = 256
-    max_repeat_times: int = 255
+    data_block_bytes: int = DATA_BLOCK_BYTES
+    vector_repeat_bytes: int = VECTOR_REPEAT_BYTES
+    max_repeat_times: int = MAX_REPEAT_TIMES
+    l0a_layout: Literal["ZZ", "NZ"] = "ZZ"
+    l1_to_l0a_transpose: bool = True
+    mte2_dn2nz: bool = False
+    load3d: bool = True
 
     def __post_init__(self) -> None:
         owner = f"SocSpec {self.name!r}"
@@ -486,6 +504,11 @@ class SocSpec:
         return self.gm_bandwidth_bytes_per_cycle * self.clock_mhz * 1e6
 
     # --- lookups -------------------------------------------------------------------------
+
+    @property
+    def arch_version(self) -> int:
+        """The ``__NPU_ARCH__`` number a kernel can query (``get_arch_version``)."""
+        return self.npu_arch
 
     def has_path(self, path: str) -> bool:
         """Whether data path ``path`` (e.g. "L0C->UB") exists on this SoC."""

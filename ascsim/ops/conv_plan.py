@@ -238,7 +238,7 @@ def _plan(spec: ConvSpec, soc: SocSpec, nt: int, pixels: int = M_TARGET) -> Conv
         sh=spec.stride_h, sw=spec.stride_w, pt=spec.pad_top, pb=spec.pad_bottom,
         pl=spec.pad_left, pr=spec.pad_right, dh=spec.dil_h, dw=spec.dil_w, ho=ho, wo=wo,
         dtype=spec.dtype, c0=c0, c1=c1, rows=rows, nt=nt, g=g, ks=ks,
-        cores=min(soc.aic_count, tiles), dn2nz=soc.npu_arch == 3510, w_resident=resident)
+        cores=min(soc.aic_count, tiles), dn2nz=soc.mte2_dn2nz, w_resident=resident)
 
 
 def _check_fits(p: ConvPlan, soc: SocSpec) -> None:

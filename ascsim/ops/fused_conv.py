@@ -23,9 +23,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ascsim import context
 from ascsim.asc.runtime.config import KernelType
-from ascsim.hw import get_soc
 from ascsim.ops.conv_plan import TILING_KNOBS, ConvPlan, plan_conv
 from ascsim.ops.conv_spec import ConvSpec, conv_spec_from
 from ascsim.ops.dispatch import dispatch
@@ -38,6 +36,7 @@ from ascsim.ops.kernels.conv_vector import (
     pre_layout,
 )
 from ascsim.ops.result import OpInfo
+from ascsim.session import SESSION
 
 VARIANTS = ("semi", "fused", "unfused")
 _TORCH_NAMES = {torch.float16: "float16", torch.float32: "float32", torch.bfloat16: "bfloat16"}
@@ -177,10 +176,7 @@ def fused_conv(x, w, b, strides, pads, dilations=(1, 1), *, act: str, op: str,
     names = tuple(_dtype_name(t) for t in inputs)
     dispatch("conv2d_act", tuple((len(t.shape), d) for t, d in zip(inputs, names)))
     spec = conv_spec_from(x.shape, w.shape, b.shape, names[0], strides, pads, dilations)
-    soc_spec = get_soc(soc) if isinstance(soc, str) else (soc or context.current_soc())
-    previous = context.current_soc()
-    context.set_soc(soc_spec)
-    try:
+    with SESSION.using_soc(soc) as soc_spec:
         entry = None if tiling is not None else tuned.lookup(op, soc_spec.name, shape_key(spec))
         if entry is not None:
             if variant == "auto":
@@ -207,8 +203,6 @@ def fused_conv(x, w, b, strides, pads, dilations=(1, 1), *, act: str, op: str,
             variant = min(VARIANTS, key=lambda v: ran[v][1].device_time_us)
         y, info = ran[variant] if variant in ran else \
             _run_variant(call, variant, op, remember=tiling is None)
-    finally:
-        context.set_soc(previous)
     return _output(x, y, names[0], info, return_report)
 
 

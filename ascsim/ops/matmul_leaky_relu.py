@@ -22,12 +22,12 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ascsim import context
 from ascsim.asc.adv.tiling_structs import TCubeTiling
 from ascsim.asc.lib import host
 from ascsim.ops.kernels.activation import TILE, activation_kernel, launch_plan
 from ascsim.ops.kernels.matmul import matmul_bias_kernel, matmul_leaky_relu_kernel
 from ascsim.ops.result import OpInfo
+from ascsim.session import SESSION
 
 VARIANTS = ("unfused", "semi", "fused", "auto")
 INPUT_DTYPES = {torch.float16: host.DataType.DT_FLOAT16, torch.bfloat16: host.DataType.DT_BF16}
@@ -85,7 +85,7 @@ def apply_tiling_knobs(tiler, knobs, cores: int) -> None:
 
 def _tiling(m: int, n: int, k: int, in_dtype, c_position, ub_bytes: int = -1,
             knobs=None) -> TCubeTiling:
-    soc = context.current_soc()
+    soc = SESSION.soc
     tiler = host.MultiCoreMatmulTiling(host.get_ascendc_platform())
     tiler.set_a_type(host.TPosition.GM, host.CubeFormat.ND, in_dtype, False)
     tiler.set_b_type(host.TPosition.GM, host.CubeFormat.ND, in_dtype, False)
@@ -115,7 +115,7 @@ def _run_unfused(a, b, bias, alpha, m, n, k, knobs=None):
     pre = torch.empty((m, n), dtype=torch.float32)
     c = torch.empty((m, n), dtype=torch.float32)
     r1 = matmul_bias_kernel[_blocks(tiling)](a, b, bias, pre, tiling, workspace)
-    cores, chunk = launch_plan(m * n, context.current_soc().aiv_count)
+    cores, chunk = launch_plan(m * n, SESSION.soc.aiv_count)
     r2 = activation_kernel[cores](pre, c, m * n, chunk, float(alpha), "leaky_relu", TILE)
     return c, (r1, r2), m * n * 4
 
@@ -123,7 +123,7 @@ def _run_unfused(a, b, bias, alpha, m, n, k, knobs=None):
 def _run_fused(a, b, bias, alpha, m, n, k, knobs=None):
     # The fused kernel double-buffers C blocks in UB: each block may use half of it.
     tiling = _tiling(m, n, k, INPUT_DTYPES[a.dtype], host.TPosition.VECCALC,
-                     ub_bytes=context.current_soc().ub_bytes // 2, knobs=knobs)
+                     ub_bytes=SESSION.soc.ub_bytes // 2, knobs=knobs)
     workspace = torch.zeros(WORKSPACE_BYTES, dtype=torch.uint8)
     c = torch.empty((m, n), dtype=torch.float32)
     r = matmul_leaky_relu_kernel[_blocks(tiling)](a, b, bias, c, float(alpha), tiling, workspace)
@@ -147,9 +147,7 @@ def matmul_leaky_relu(a, b, bias, alpha: float = 0.001, *, variant: str = "auto"
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     a, b, bias = (_as_tensor(t, name) for t, name in ((a, "A"), (b, "B"), (bias, "bias")))
     m, n, k = _validate(a, b, bias, alpha)
-    previous = context.current_soc()
-    spec = context.set_soc(soc) if soc is not None else previous
-    try:
+    with SESSION.using_soc(soc) as spec:
         a, b = a.contiguous(), b.contiguous()
         bias = bias.reshape(1, n).contiguous()
         chosen = variant
@@ -171,8 +169,6 @@ def matmul_leaky_relu(a, b, bias, alpha: float = 0.001, *, variant: str = "auto"
         use = entry if entry is not None and ran in entry.variants else None
         knobs = tiling if use is None else use.variants[ran].knobs
         c, reports, workspace = _RUNNERS[chosen](a, b, bias, alpha, m, n, k, knobs)
-    finally:
-        context.set_soc(previous)
     if not return_report:
         return c
     notes = () if use is None else (tuned.note(use, ran),)
@@ -181,4 +177,4 @@ def matmul_leaky_relu(a, b, bias, alpha: float = 0.001, *, variant: str = "auto"
     return c, info
 
 
-__all__ = ["TILING_KNOBS", "VARIANTS", "matmul_leaky_relu", "shape_key"]
+__all__ = ["TILING_KNOBS", "VARIANTS", "apply_tiling_knobs", "matmul_leaky_relu", "shape_key"]

@@ -22,7 +22,7 @@ class ByteRows:
     """``count`` rows of ``width`` bytes, each ``pitch`` bytes after the previous, the first at
     byte ``first`` (``pitch >= 0``): the GM side of a constant-pitch copy as the L2 model takes
     it, in O(1) whatever the number of rows (the alternative form is one (start, end) pair per
-    row, see :mod:`ascsim.sim.transfer`)."""
+    row, see :mod:`ascsim.sim.cost`)."""
 
     __slots__ = ("first", "width", "pitch", "count")
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import deque
 
 from ascsim.hw import SocSpec
+from ascsim.sim.cost import cost_table
 from ascsim.sim.memory import LocalMemory
 from ascsim.sim.source import Location
 
@@ -26,11 +27,13 @@ CORE_BUFFERS = {
 
 
 class Instr:
-    """The record of one API call that became an instruction on a pipe."""
+    """An instruction's place on a pipe's timeline: when it ran, what it touched, and the
+    instruction record (:mod:`ascsim.isa.instr`) it executed."""
 
-    __slots__ = ("core", "pipe", "op", "start", "end", "done", "loc", "reads", "writes", "info")
+    __slots__ = ("core", "pipe", "op", "start", "end", "done", "loc", "reads", "writes",
+                 "record")
 
-    def __init__(self, core, pipe, op, start, end, done, loc, reads, writes, info):
+    def __init__(self, core, pipe, op, start, end, done, loc, reads, writes, record):
         self.core = core
         self.pipe = pipe
         self.op = op
@@ -40,7 +43,7 @@ class Instr:
         self.loc = loc
         self.reads = reads
         self.writes = writes
-        self.info = info
+        self.record = record  # the instruction record it executed (ascsim.isa.instr)
 
     def __repr__(self) -> str:
         return f"Instr({self.op} on {self.pipe} @{self.start:.0f}-{self.done:.0f})"
@@ -72,13 +75,18 @@ class Core:
         self.flag_edges: list[tuple] = []  # (src pipe, t_set, dst pipe, t_wait, loc)
         self.bytes_moved: dict[str, int] = {}
         self.timing = soc.timing
+        self.costs = cost_table(soc)
         self.finished = False
-        # Filled in by the launch: the GM bandwidth (B/cycle) this core gets while sharing.
-        self.gm_share = soc.gm_bandwidth_bytes_per_cycle
 
     # ----------------------------------------------------------------- scalar work
     def scalar_work(self, cycles: float) -> None:
         """Time the scalar unit spends on address arithmetic, loop control and API bookkeeping."""
+        self.scalar += cycles
+        self.busy["S"] += cycles
+
+    def loop_iteration(self) -> None:
+        """The scalar unit's loop control for one iteration of a kernel loop."""
+        cycles = self.timing.scalar_cycles_per_loop_iter
         self.scalar += cycles
         self.busy["S"] += cycles
 
@@ -89,10 +97,17 @@ class Core:
         self.busy["S"] += cycles
 
     # ----------------------------------------------------------------- instructions
-    def issue(self, pipe: str, op: str, busy: float, latency: float, loc: Location,
-              reads=(), writes=(), ready: float = 0.0, info=None) -> Instr:
-        """Put one instruction on ``pipe``; returns its record (start/end/done in cycles)."""
-        cycles = self.timing.scalar_cycles_per_call  # call_overhead, inlined: it runs per call
+    def execute(self, record):
+        """Execute one instruction record (:mod:`ascsim.isa.instr`): its effect on memory, its
+        cost at its true start, its place on the pipe's timeline, and the observers. Returns
+        the timeline entry (:class:`Instr`) for pipe instructions, the value for a scalar load,
+        and None for synchronisation records."""
+        return EXECUTORS[type(record)](self, record)
+
+    def begin(self, pipe: str, ready: float) -> float:
+        """Issue an instruction to ``pipe`` from the scalar unit (which spends its per-call
+        cycles on it); returns its start: ``max(pipe free, issued, ready)``."""
+        cycles = self.timing.scalar_cycles_per_call
         scalar = self.scalar = self.scalar + cycles
         self.busy["S"] += cycles
         start = self.pipe_free[pipe]
@@ -100,6 +115,12 @@ class Core:
             start = scalar
         if ready > start:
             start = ready
+        return start
+
+    def place(self, pipe: str, op: str, start: float, busy: float, latency: float,
+              loc: Location, reads=(), writes=(), record=None) -> Instr:
+        """Put an instruction that starts at ``start`` (see :meth:`begin`) on ``pipe``'s
+        timeline: it occupies the pipe ``busy`` cycles, its result is ready ``latency`` later."""
         end = start + busy
         done = end + latency
         self.pipe_free[pipe] = end
@@ -110,11 +131,18 @@ class Core:
         if done > lo:
             self.busy[pipe] += done - lo
             self._busy_end[pipe] = done
-        instr = Instr(self.core_id, pipe, op, start, end, done, loc, reads, writes, info)
+        instr = Instr(self.core_id, pipe, op, start, end, done, loc, reads, writes, record)
         self.instrs.append(instr)
         for observer in self.launch.observers:
             observer.on_instr(self, instr)
         return instr
+
+    def issue(self, pipe: str, op: str, busy: float, latency: float, loc: Location,
+              reads=(), writes=(), ready: float = 0.0, record=None) -> Instr:
+        """:meth:`begin` and :meth:`place` for an instruction whose cost does not depend on
+        its start."""
+        return self.place(pipe, op, self.begin(pipe, ready), busy, latency, loc, reads, writes,
+                          record)
 
     def count_bytes(self, path: str, nbytes: int) -> None:
         self.bytes_moved[path] = self.bytes_moved.get(path, 0) + nbytes
@@ -126,38 +154,6 @@ class Core:
             return self.scalar
         return max(self.pipe_done[pipe], self.pipe_free[pipe], self.scalar)
 
-    def set_flag(self, src: str, dst: str, event_id: int, loc: Location) -> None:
-        self.call_overhead()
-        key = (f"{src}_{dst}", event_id)
-        pending = self.flags.setdefault(key, deque())
-        if pending:
-            self.launch.findings.report(
-                "flag-misuse", f"set_flag({src}_{dst}, {event_id}) while the flag is already set "
-                "and not yet waited for", (pending[-1][1], loc),
-                hint="pair every set_flag with one wait_flag before setting the same event id "
-                "again", core=self.core_id)
-        pending.append((self.pipe_ready(src), loc))
-        for observer in self.launch.observers:
-            observer.on_set_flag(self, src, dst, event_id, loc)
-
-    def wait_flag(self, src: str, dst: str, event_id: int, loc: Location) -> None:
-        self.call_overhead()
-        key = (f"{src}_{dst}", event_id)
-        pending = self.flags.get(key)
-        if not pending:
-            self.launch.findings.report(
-                "flag-misuse", f"wait_flag({src}_{dst}, {event_id}) with no matching set_flag: "
-                "on the device this pipe would wait forever", loc,
-                hint=f"call set_flag(HardEvent.{src}_{dst}, {event_id}) on the {src} side first",
-                core=self.core_id)
-            return
-        t_set, set_loc = pending.popleft()
-        t = t_set + self.timing.flag_latency_cycles
-        self.block_pipe(dst, t)
-        self.flag_edges.append((src, t_set, dst, max(t, self.pipe_free.get(dst, t)), loc))
-        for observer in self.launch.observers:
-            observer.on_wait_flag(self, src, dst, event_id, loc, set_loc)
-
     def block_pipe(self, pipe: str, until: float) -> None:
         """Nothing more on ``pipe`` starts before ``until``."""
         if pipe == "S":
@@ -166,19 +162,11 @@ class Core:
         elif until > self.pipe_free[pipe]:
             self.pipe_free[pipe] = until
 
-    def barrier(self, pipe: str, loc: Location) -> None:
-        """``pipe_barrier``: later work on ``pipe`` (or on every pipe for ALL) waits for earlier."""
-        self.call_overhead()
-        if pipe == "ALL":
-            t = max(self.scalar, *self.pipe_done.values(), *self.pipe_free.values())
-            self.scalar = t
-            for p in PIPES:
-                self.pipe_free[p] = t
-        elif pipe != "S":
-            self.block_pipe(pipe, self.pipe_done[pipe])
-        for observer in self.launch.observers:
-            observer.on_barrier(self, pipe, loc)
-
     # ----------------------------------------------------------------- results
     def end_time(self) -> float:
         return max(self.scalar, *self.pipe_done.values(), *self.pipe_free.values())
+
+
+# Record type -> executor(core, record). Filled by :mod:`ascsim.sim.execute`, which imports the
+# executor modules (they in turn need nothing from this module but the Core they are handed).
+EXECUTORS: dict = {}

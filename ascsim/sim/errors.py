@@ -1,23 +1,6 @@
-"""Errors raised by the simulated machine, each naming the kernel source line involved."""
+"""The machine raises the instruction set's errors (:mod:`ascsim.isa.errors`); re-exported here
+because the machine is where most of them surface."""
 
-from __future__ import annotations
+from ascsim.isa.errors import CheckError, DeadlockError, KernelError
 
-
-class KernelError(Exception):
-    """A kernel did something the hardware cannot do (e.g. a buffer beyond the SoC's capacity).
-
-    The message starts with ``file:line:`` of the kernel statement responsible.
-    """
-
-    def __init__(self, message: str, where: tuple[str, int] | None = None):
-        self.where = where
-        prefix = f"{where[0]}:{where[1]}: " if where else ""
-        super().__init__(prefix + message)
-
-
-class DeadlockError(KernelError):
-    """Every core that has not finished is waiting for something no running core will provide."""
-
-
-class CheckError(KernelError):
-    """Raised in strict mode at the first finding of the kernel checks."""
+__all__ = ["CheckError", "DeadlockError", "KernelError"]

@@ -200,13 +200,3 @@ class L2Cache:
     def hbm_bound_cycles(self, chip_bytes_per_cycle: float) -> float:
         """The least time (cycles) the launch's HBM traffic takes at the chip's HBM bandwidth."""
         return self.hbm_bytes() / chip_bytes_per_cycle
-
-
-def l2_of(launch) -> L2Cache:
-    """The launch's L2 model, created on first use (kept in ``launch.shared['l2']``)."""
-    cache = launch.shared.get("l2")
-    if cache is None:
-        buffers = launch.memory.buffers
-        cache = launch.shared["l2"] = L2Cache(launch.soc.l2_bytes,
-                                              lambda bid: buffers[bid].capacity)
-    return cache

@@ -3,24 +3,51 @@
 Block layout follows the hardware: an AIV_ONLY (AIC_ONLY) launch of n blocks runs n AIVs (AICs);
 a MIX launch of n blocks runs n groups of 1 AIC + 2 AIV, the AIVs numbered 2·i and 2·i+1. Blocks
 beyond the physical core count run in later waves on the same cores. Cores that run at the same
-time share the chip's GM bandwidth.
+time share the chip's GM bandwidth through the L2 model: each streams at its own L2 port rate, and
+the launch's HBM traffic at the chip's HBM bandwidth bounds the launch time (see
+:mod:`ascsim.sim.transfer` and :mod:`ascsim.sim.l2`).
+
+What to launch is a :class:`LaunchConfig`; how to run it (checks, strict mode, observers) is a
+:class:`LaunchOptions` the launcher passes in. The machine reads no process-wide settings.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from ascsim.hw import SocSpec
+from ascsim.sim import execute as _execute  # noqa: F401 - fills Core.execute's dispatch table
+from ascsim.sim.checks import KernelChecks
 from ascsim.sim.core import PIPES, Core
 from ascsim.sim.findings import FindingLog
+from ascsim.sim.l2 import L2Cache
 from ascsim.sim.memory import DeviceMemory
 from ascsim.sim.profile import build_profile
 from ascsim.sim.report import CoreReport, KernelReport
 from ascsim.sim.scheduler import Scheduler
+from ascsim.sim.sync import CrossCoreState
 from ascsim.sim.threads import launch_threads
 
 KERNEL_KINDS = ("AIV_ONLY", "AIC_ONLY", "MIX")
+
+#: The machine's own wording of the advice that goes with its findings; a front-end passes its
+#: own (``Launch(hints=...)``) so that the advice names its language's calls.
+DEFAULT_HINTS = {
+    "alignment": "start {space} operands on a {align}-byte boundary (offset views by whole "
+                 "blocks)",
+    "flag-set-twice": "wait for an event once before raising the same event id again",
+    "flag-wait-unset": "raise event {event_id} from {src} to {dst} before waiting for it",
+    "race-pipes": "order the {first} write and the {second} access with an event from {first} "
+                  "to {second} (set after the first, wait before the second)",
+    "race-cores": "give each core its own GM range, or combine the writes atomically",
+    "race-cross-core": "raise a cross-core flag after the producer's copy-out and wait for it "
+                       "before the consumer reads (or put a barrier of all cores between them)",
+    "gate-held": "give every buffer back before the kernel returns",
+    "cross-core-pending": "wait for the flag on the receiving core before setting it again",
+    "deadlock": "every wait needs a matching set on another running core",
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -31,13 +58,35 @@ class LaunchConfig:
     soc: SocSpec
     block_num: int
     kind: str = "AIV_ONLY"
-    strict: bool = False
 
     def __post_init__(self):
         if self.block_num <= 0:
             raise ValueError(f"block_num must be positive, got {self.block_num}")
         if self.kind not in KERNEL_KINDS:
             raise ValueError(f"kernel kind must be one of {KERNEL_KINDS}, got {self.kind!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class LaunchOptions:
+    """How to run a launch, decided by whoever launches it (for pyasc kernels, the launcher,
+    from the process's session settings).
+
+    * ``checks``: run the dynamic kernel checks (:class:`ascsim.sim.checks.KernelChecks`) as the
+      launch's first observer.
+    * ``strict``: the first finding raises :class:`ascsim.sim.errors.CheckError`.
+    * ``observers``: more observer factories, ``factory(launch)`` returning an observer or None;
+      called in order while the launch is built, so every observer sees the whole launch.
+    * ``keep``: the launch is kept after it ends (a trace reads its instructions). The launcher
+      then leaves its GM buffers alone instead of handing their bytes back to the pool.
+    * ``hints``: the front-end's wording of the advice that goes with the machine's findings,
+      by finding kind (:data:`DEFAULT_HINTS` fills the rest).
+    """
+
+    checks: bool = True
+    strict: bool = False
+    observers: tuple[Callable[[Launch], object], ...] = ()
+    keep: bool = False
+    hints: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
 
 def _block_cores(kind: str, block: int) -> list[tuple[str, int, int]]:
@@ -52,19 +101,34 @@ def _block_cores(kind: str, block: int) -> list[tuple[str, int, int]]:
 class Launch:
     """Runs a kernel body on every core of a launch and produces a :class:`KernelReport`."""
 
-    def __init__(self, config: LaunchConfig, memory: DeviceMemory, observers=()):
+    def __init__(self, config: LaunchConfig, memory: DeviceMemory,
+                 options: LaunchOptions = LaunchOptions()):
         self.config = config
+        self.options = options
+        # The front-end's advice for the machine's findings, by finding kind (see :meth:`hint`).
+        self.hints = {**DEFAULT_HINTS, **options.hints}
         self.soc = config.soc
         self.memory = memory
-        self.observers = list(observers)
-        self.findings = FindingLog(strict=config.strict)
+        self.findings = FindingLog(strict=options.strict)
         self.cores: list[Core] = []
         self.kind = config.kind
-        # Anything the front-end wants to keep per launch (cross-core flags, matmul servers...).
+        # The front-end's own per-launch bookkeeping (its frameworks' objects, registers, ...);
+        # the machine's state has attributes of its own.
         self.shared: dict = {}
+        self.l2_cache: L2Cache | None = None  # made on the first GM transfer (see l2)
+        # Cross-core flag counters and gathers, and every buffer gate made in the launch.
+        self.cross_core = CrossCoreState()
+        self.gates: list = []
+        self._partners: dict = {}  # (group, kind, sub-block) -> core, see partner()
         # Cross-core hand-offs for the trace: (src core id, src pipe, t_set, dst core id,
         # dst pipe, t_wait, loc), times in cycles. See :meth:`record_cross_edge`.
         self.cross_edges: list[tuple] = []
+        # Built last: an observer may read any of the above from the launch it is given.
+        self.observers: list = [KernelChecks(self)] if options.checks else []
+        for factory in options.observers:
+            observer = factory(self)
+            if observer is not None:
+                self.observers.append(observer)
 
     def record_cross_edge(self, src_core, src_pipe: str, t_set: float, dst_core, dst_pipe: str,
                           t_wait: float, loc=None) -> None:
@@ -73,6 +137,33 @@ class Launch:
         self.cross_edges.append((getattr(src_core, "core_id", src_core), src_pipe, float(t_set),
                                  getattr(dst_core, "core_id", dst_core), dst_pipe, float(t_wait),
                                  loc))
+
+    @property
+    def l2(self) -> L2Cache:
+        """The launch's L2 model (made on the first GM transfer)."""
+        if self.l2_cache is None:
+            buffers = self.memory.buffers
+            self.l2_cache = L2Cache(self.soc.l2_bytes, lambda bid: buffers[bid].capacity)
+        return self.l2_cache
+
+    def partner(self, core, kind: str, sub_block: int = 0):
+        """The core of ``kind`` (the AIV of ``sub_block``) in ``core``'s group, or None."""
+        key = (core.group, kind, sub_block if kind == "AIV" else 0)
+        found = self._partners.get(key)
+        if found is None:
+            for other in self.cores:
+                if (other.kind == kind and other.group == core.group
+                        and (kind != "AIV" or other.sub_block_idx == sub_block)):
+                    found = self._partners[key] = other
+                    break
+        return found
+
+    def hint(self, kind: str, **fields) -> str:
+        """The advice that goes with a finding of ``kind``, in the words of the front-end that
+        launched the kernel (a pyasc hint names that language's event calls), with ``fields``
+        filled in."""
+        text = self.hints.get(kind, "")
+        return text.format(**fields) if fields else text
 
     def blocks_per_wave(self) -> int:
         soc = self.soc
@@ -101,7 +192,6 @@ class Launch:
                     core.scalar_work(self.soc.timing.kernel_start_cycles)
                     wave_cores.append(core)
                     self.cores.append(core)
-            self._share_bandwidth(wave_cores)
             for observer in self.observers:
                 observer.on_wave_start(self, wave_cores)
             Scheduler(wave_cores, body).run()
@@ -110,12 +200,6 @@ class Launch:
         for observer in self.observers:
             observer.on_launch_end(self)
         return self._report()
-
-    def _share_bandwidth(self, cores: list[Core]) -> None:
-        total = self.soc.gm_bandwidth_bytes_per_cycle
-        share = total / max(1, len(cores))
-        for core in cores:
-            core.gm_share = share
 
     def partial_report(self) -> KernelReport:
         """The report of a launch that stopped with an error: its findings and the timing of
@@ -140,7 +224,7 @@ class Launch:
                 instructions=len(core.instrs)))
             for path, n in core.bytes_moved.items():
                 bytes_moved[path] = bytes_moved.get(path, 0) + n
-        l2 = self.shared.get("l2")
+        l2 = self.l2_cache
         if l2 is not None:
             # All cores together move no more than the chip's HBM bandwidth (sim/l2.py).
             end = max(end, l2.hbm_bound_cycles(soc.gm_bandwidth_bytes_per_cycle))

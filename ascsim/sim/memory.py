@@ -63,11 +63,16 @@ class GmBuffer:
     the same as copying it at the launch because launches are synchronous.
     """
 
-    __slots__ = ("id", "name", "nbytes", "address", "_data", "_initial", "_padded", "_released")
+    __slots__ = ("id", "name", "nbytes", "address", "_data", "_initial", "_padded", "_released",
+                 "key")
+
+    #: The memory space name operands and data paths use (``"GM->UB"``).
+    space = "GM"
 
     def __init__(self, buffer_id: int, name: str, nbytes: int, address: int,
                  initial: np.ndarray | None = None):
         self.id = buffer_id
+        self.key = ("GM", buffer_id)
         self.name = name
         self.nbytes = nbytes
         self.address = address
@@ -135,6 +140,18 @@ class DeviceMemory:
         self.buffers.append(buf)
         return buf
 
+    def read_span(self, address: int, nbytes: int) -> np.ndarray:
+        """A copy of ``nbytes`` of GM from ``address``, across allocations: the bytes of
+        whatever allocation (padding included) holds each address, the fill byte where none
+        does. What the device reads when a kernel reads past its tensor's allocation."""
+        out = np.full(nbytes, FILL_BYTE, dtype=np.uint8)
+        end = address + nbytes
+        for buf in self.buffers:
+            lo, hi = max(address, buf.address), min(end, buf.address + buf.capacity)
+            if lo < hi:
+                out[lo - address:hi - address] = buf.data[lo - buf.address:hi - buf.address]
+        return out
+
     def from_array(self, array: np.ndarray, name: str) -> GmBuffer:
         """Allocate and copy a host array in (host-to-device copy)."""
         raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
@@ -154,13 +171,15 @@ class LocalMemory:
     cost more than many kernels' whole simulation.
     """
 
-    __slots__ = ("name", "_data", "capacity", "core_id", "key")
+    __slots__ = ("name", "space", "_data", "capacity", "core_id", "key", "_typed")
 
     def __init__(self, name: str, capacity: int, core_id: int):
         self.name = name
+        self.space = name
         self.capacity = capacity
         self.core_id = core_id
         self._data = None
+        self._typed: dict = {}
         # Identifies this buffer in access records: (core, buffer name).
         self.key = (core_id, name)
 
@@ -170,6 +189,18 @@ class LocalMemory:
         if data is None:
             data = self._data = np.full(self.capacity, FILL_BYTE, dtype=np.uint8)
         return data
+
+    def typed(self, np_dtype: np.dtype) -> np.ndarray | None:
+        """All of the buffer's bytes viewed as ``np_dtype`` (None when the capacity is not a whole
+        number of elements): an element view is then one slice of it, where slicing the bytes
+        and retyping them costs about three times as much on the hot path."""
+        typed = self._typed.get(np_dtype)
+        if typed is None:
+            data = self.data
+            if data.size % np_dtype.itemsize:
+                return None
+            typed = self._typed[np_dtype] = data.view(np_dtype)
+        return typed
 
     def __repr__(self) -> str:
         return f"LocalMemory({self.name}, core {self.core_id}, {self.capacity} B)"

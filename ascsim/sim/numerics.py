@@ -152,6 +152,11 @@ def widen_to_fp32(x: np.ndarray) -> np.ndarray:
     return torch.from_numpy(x.view(np.int16)).view(torch_type).float().numpy()
 
 
+def compute_dtype(arr: np.ndarray) -> np.ndarray:
+    """Operands as the vector datapath sees them: fp16/bf16 widened to fp32, others as they are."""
+    return widen_to_fp32(arr) if arr.dtype in LOW_PRECISION else arr
+
+
 def cube_matmul(a: np.ndarray, b: np.ndarray, initial: np.ndarray | None = None) -> np.ndarray:
     """A·B summed in fp32 as the Cube's L0C does, added to ``initial`` (bias or partial C).
 

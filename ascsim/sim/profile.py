@@ -13,12 +13,10 @@ over the AI Core time):
 - cube FLOP/s against the cube peak and vector bytes/s against the vector peak, and a roofline
   point (:class:`Roofline`).
 
-Cube instructions tell their work through ``Instr.info``: a tuple ``(m, n, k, dtype)``, optionally
-led by the op name (``("mmad", m, n, k, dtype)``, as ``asc.mmad`` and the Matmul API record it),
-or a mapping with ``"flops"`` or with ``"m"``, ``"n"``, ``"k"``, and optionally ``"dtype"``.
-FLOPs = 2·m·n·k; dtype is the input dtype (the peak is fp16's when it is absent). Vector
-instructions may give ``{"bytes": n}``; otherwise the bytes they write (their ``writes`` access
-records) count as the bytes they processed.
+The work of an instruction is read from the instruction record it executed (``Instr.record``,
+:mod:`ascsim.isa.instr`): an :class:`~ascsim.isa.instr.Mmad` did 2·m·n·k FLOPs of its input
+dtype; a copy, fractal load or FixPipe moved its bytes along its path (:func:`instr_transfer`);
+a vector instruction processed the bytes it wrote (its ``writes`` access records).
 """
 
 from __future__ import annotations
@@ -27,7 +25,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+import numpy as np
+
 from ascsim.hw.spec import PATH_PIPE, dtype_key
+from ascsim.isa.instr import Copy, FixPipe, IndexedCopy, Mmad
 from ascsim.sim.access import nbytes
 from ascsim.sim.core import PIPES
 from ascsim.sim.report import PIPE_LABELS
@@ -291,47 +292,42 @@ def _touches_gm(path: str) -> bool:
     return "GM" in path.split("->")
 
 
+def _copy_transfer(rec) -> tuple[str, int]:
+    path = rec.path or f"{rec.src.mem.space}->{rec.dst.mem.space}"
+    return path, rec.bursts.nbytes
+
+
+def _indexed_transfer(rec) -> tuple[str, int]:
+    return f"{rec.src.mem.space}->{rec.dst.mem.space}", rec.nbytes
+
+
+def _fixpipe_transfer(rec) -> tuple[str, int]:
+    if rec.src is None:  # block form: m x n elements of the result type
+        path = rec.path or f"L0C->{rec.dst.mem.space}"
+        return path, rec.m * rec.n * np.dtype(rec.dtype).itemsize
+    return f"L0C->{rec.dst.mem.space}", rec.nd_num * rec.m * rec.n * rec.dst.dtype.itemsize
+
+
+#: Record type -> (path, bytes) it moved.
+TRANSFERS = {Copy: _copy_transfer, IndexedCopy: _indexed_transfer, FixPipe: _fixpipe_transfer}
+
+
 def instr_transfer(instr) -> tuple[str, int] | None:
-    """(path, bytes) of a data-movement instruction, from its ``info``, else None.
-
-    Copies record ``info=(path, nbytes)``; a mapping with "path" and "bytes" is accepted too.
-    """
-    info = instr.info
-    if isinstance(info, tuple) and len(info) == 2 and isinstance(info[0], str) and "->" in info[0]:
-        return info[0], int(info[1])
-    if isinstance(info, Mapping) and "path" in info and "bytes" in info:
-        return str(info["path"]), int(info["bytes"])
-    return None
-
-
-def _is_int(value) -> bool:
-    return isinstance(value, int) or (hasattr(value, "__index__") and not isinstance(value, str))
+    """(path, bytes) of a data-movement instruction, else None."""
+    decode = TRANSFERS.get(type(instr.record))
+    return decode(instr.record) if decode is not None else None
 
 
 def instr_flops(instr) -> tuple[float, str]:
-    """(FLOPs, input dtype) of a cube instruction, from its ``info`` (see the module doc)."""
-    info = instr.info
-    if isinstance(info, tuple):
-        items = info[1:] if info and isinstance(info[0], str) else info
-        if len(items) >= 3 and all(_is_int(v) for v in items[:3]):
-            dtype = dtype_key(items[3]) if len(items) > 3 else DEFAULT_CUBE_DTYPE
-            return 2.0 * int(items[0]) * int(items[1]) * int(items[2]), dtype
+    """(FLOPs, input dtype) of a cube instruction (0 for anything but an Mmad)."""
+    rec = instr.record
+    if type(rec) is not Mmad:
         return 0.0, DEFAULT_CUBE_DTYPE
-    if not isinstance(info, Mapping):
-        return 0.0, DEFAULT_CUBE_DTYPE
-    dtype = dtype_key(info["dtype"]) if info.get("dtype") is not None else DEFAULT_CUBE_DTYPE
-    if "flops" in info:
-        return float(info["flops"]), dtype
-    if all(key in info for key in ("m", "n", "k")):
-        return 2.0 * int(info["m"]) * int(info["n"]) * int(info["k"]), dtype
-    return 0.0, dtype
+    return 2.0 * rec.m * rec.n * rec.k, dtype_key(rec.dtype)
 
 
 def instr_vector_bytes(instr) -> int:
-    """Bytes a vector instruction processed: ``info["bytes"]``, else the bytes it wrote."""
-    info = instr.info
-    if isinstance(info, Mapping) and "bytes" in info:
-        return int(info["bytes"])
+    """Bytes a vector instruction processed: the bytes it wrote."""
     return sum(nbytes(record) for record in instr.writes)
 
 
@@ -422,20 +418,6 @@ def _ordered_paths(bytes_by_path: Mapping[str, int]) -> dict[str, int]:
             for p in sorted(bytes_by_path, key=lambda p: (rank.get(p, len(rank)), p))}
 
 
-def _decode_flops(ins, decoded: dict) -> tuple[float, str]:
-    """:func:`instr_flops`, remembered in ``decoded`` per (hashable) info tuple."""
-    info = ins.info
-    if type(info) is not tuple:
-        return instr_flops(ins)
-    try:
-        hit = decoded.get(info)
-    except TypeError:  # something unhashable inside
-        return instr_flops(ins)
-    if hit is None:
-        hit = decoded[info] = instr_flops(ins)
-    return hit
-
-
 def build_profile(launch, end_cycles: float = 0.0) -> KernelProfile:
     """The :class:`KernelProfile` of a finished :class:`~ascsim.sim.launch.Launch`.
 
@@ -459,18 +441,16 @@ def build_profile(launch, end_cycles: float = 0.0) -> KernelProfile:
             moved[path] = moved.get(path, 0) + int(n)
     moved = _ordered_paths(moved)
     gm_bytes = sum(n for p, n in moved.items() if _touches_gm(p))
-    l2 = launch.shared.get("l2") if isinstance(getattr(launch, "shared", None), dict) else None
+    l2 = getattr(launch, "l2_cache", None)
     hbm_bytes = float(l2.hbm_bytes()) if l2 is not None else float(gm_bytes)
     hbm_us = hbm_bytes / soc.gm_bandwidth_bytes_per_s * 1e6
 
     flops_by_dtype: dict[str, float] = {}
     vector_bytes = 0
-    # (rows, cols, depth, dtype) infos repeat across a kernel's mmads: decode each one once.
-    decoded: dict = {}
     for core in cores:
         for ins in core.instrs:
             if ins.pipe == "M":
-                flops, dtype = _decode_flops(ins, decoded)
+                flops, dtype = instr_flops(ins)
                 flops_by_dtype[dtype] = flops_by_dtype.get(dtype, 0.0) + flops
             elif ins.pipe == "V":
                 vector_bytes += instr_vector_bytes(ins)

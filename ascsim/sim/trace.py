@@ -16,6 +16,12 @@ from ascsim.sim.report import PIPE_LABELS
 from ascsim.sim.source import format_location
 
 
+def _record_args(ins) -> dict:
+    """What the trace shows of an instruction's record: the path and bytes of a transfer."""
+    moved = instr_transfer(ins)
+    return {} if moved is None else {"path": moved[0], "bytes": moved[1]}
+
+
 def _track(core, pipe: str) -> int:
     return core.core_id * len(PIPES) + PIPES.index(pipe)
 
@@ -102,7 +108,7 @@ def trace_events(launches, reports) -> list[dict]:
                     "args": {"line": format_location(ins.loc),
                              "busy_cycles": round(ins.end - ins.start, 1),
                              "latency_cycles": round(ins.done - ins.end, 1),
-                             **({"info": str(ins.info)} if ins.info is not None else {})},
+                             **_record_args(ins)},
                 })
             for src, t_set, dst, t_wait, loc in core.flag_edges:
                 flow_id += 1

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from types import MappingProxyType
-from typing import Any, Literal
+from typing import Literal
+
+from ascsim.hw import SocSpec
 
 Operand = Literal["a", "b"]
 
@@ -36,22 +37,6 @@ def ceil_div(a: int, b: int) -> int:
 
 def align_up(x: int, unit: int) -> int:
     return ceil_div(x, unit) * unit
-
-
-# Fallback machine numbers for a SoC record that lacks the rate tables (a test stand-in).
-# They are the 910B values of ascsim.hw (ascend-hw.md §3.1, §3.3).
-_FALLBACK_RATES: Mapping[str, Any] = MappingProxyType({
-    "gm_read": 110.0,  # L2 read rate per core: operands re-read by several cores hit L2
-    "gm_write": 86.0,  # L2 write rate per core
-    "l1_to_l0a": 512.0,
-    "l1_to_l0b": 256.0,
-    "l0c_out": 128.0,  # FixPipe L0C read
-    "mmad_startup": 20,  # pypto cubeStateLatency
-    "transfer_startup": 25,
-    "gm_latency": 320,
-    "k_step": {"float16": 16, "bfloat16": 16, "float32": 4, "int8": 32, "uint8": 32,
-               "int4": 64, "float8_e4m3fn": 32, "float8_e5m2": 32, "hifloat8": 32},
-})  # fmt: skip
 
 
 #: Rates a division is made by (the fixed costs may be 0).
@@ -96,20 +81,14 @@ class MachineRates:
                 raise ValueError(f"MachineRates.{f.name} must be > 0, got {value}")
 
     @classmethod
-    def from_soc(cls, soc: Any) -> MachineRates:
-        """Read the rates from an :class:`ascsim.hw.SocSpec`; missing tables fall back."""
-        values = dict(_FALLBACK_RATES)
-        bw, cube, timing = (getattr(soc, name, None) for name in ("bw", "cube", "timing"))
-        if bw is not None:
-            values.update(gm_read=bw.l2_read, gm_write=bw.l2_write, l1_to_l0a=bw.l1_to_l0a,
-                          l1_to_l0b=bw.l1_to_l0b, l0c_out=bw.l0c_to_gm)
-        if cube is not None:
-            values.update(mmad_startup=cube.startup_cycles,
-                          k_step={**values["k_step"], **dict(cube.k_step)})
-        if timing is not None:
-            values.update(transfer_startup=timing.mte1_startup_cycles,
-                          gm_latency=timing.gm_read_latency_cycles)
-        return cls(**values)
+    def from_soc(cls, soc: SocSpec) -> MachineRates:
+        """Read the rates from the SoC table."""
+        bw, timing = soc.bw, soc.timing
+        return cls(gm_read=bw.l2_read, gm_write=bw.l2_write, l1_to_l0a=bw.l1_to_l0a,
+                   l1_to_l0b=bw.l1_to_l0b, l0c_out=bw.l0c_to_gm,
+                   mmad_startup=soc.cube.startup_cycles,
+                   transfer_startup=timing.mte1_startup_cycles,
+                   gm_latency=timing.gm_read_latency_cycles, k_step=dict(soc.cube.k_step))
 
 
 @dataclass(frozen=True, kw_only=True)

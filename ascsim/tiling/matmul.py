@@ -316,7 +316,9 @@ def _problem(req: MatmulTilingRequest, soc: Any) -> Problem:
     rates = MachineRates.from_soc(soc)
     # HF32 only changes how fp32 inputs go through the Cube.
     factor = MAD_K_STEP_FACTOR[req.mad_type] if req.a_dtype == "float32" else 1
-    k_step = rates.k_step.get(req.a_dtype, 16) * factor
+    # A type this SoC's Cube table does not list (fp8 on a 910B): one C0 block of it per
+    # cycle, enough for the estimate, which only ranks tilings.
+    k_step = rates.k_step.get(req.a_dtype, k_alignment(req.a_dtype)) * factor
     return Problem(
         a_bits=DTYPE_BITS[req.a_dtype],
         b_bits=DTYPE_BITS[req.b_dtype],

@@ -77,14 +77,20 @@ class MatmulProblem:
 def host_tiling(problem: MatmulProblem, base_m: int = -1, base_n: int = -1, base_k: int = -1,
                 cores: int = -1, traverse: str = "NOSET"):
     """The host tiler's TCubeTiling for ``problem`` with these knobs (ValueError if none)."""
-    from ascsim import context
+    from ascsim.session import SESSION
+
+    with SESSION.using_soc(problem.soc) as soc:
+        return _host_tiling(problem, soc, base_m, base_n, base_k, cores, traverse)
+
+
+def _host_tiling(problem: MatmulProblem, soc, base_m: int, base_n: int, base_k: int,
+                 cores: int, traverse: str):
     from ascsim.asc.adv.tiling_structs import TCubeTiling
     from ascsim.asc.lib import host
     from ascsim.asc.lib.host.enums import DTYPE_NAMES
     from ascsim.ops.matmul_leaky_relu import apply_tiling_knobs
 
     types = {name: dt for dt, name in DTYPE_NAMES.items()}
-    soc = context.set_soc(problem.soc)
     tiler = host.MultiCoreMatmulTiling(host.get_ascendc_platform())
     gm, nd = host.TPosition.GM, host.CubeFormat.ND
     tiler.set_a_type(gm, nd, types[problem.a_type], False)
@@ -116,9 +122,15 @@ def host_tiling(problem: MatmulProblem, base_m: int = -1, base_n: int = -1, base
 def time_tiling(problem: MatmulProblem, **knobs: Any):
     """Run the problem's Matmul kernel on the tiling of ``knobs``; return its report.
     Raises AssertionError if C is wrong (small-integer inputs: the result is exact)."""
+    from ascsim.session import SESSION
+
+    with SESSION.using_soc(problem.soc):
+        return _time_tiling(problem, knobs)
+
+
+def _time_tiling(problem: MatmulProblem, knobs: dict):
     import torch
 
-    from ascsim.ops.kernels.activation import TILE, activation_kernel  # noqa: F401 - warm-up
     from ascsim.ops.kernels.matmul import matmul_bias_kernel, matmul_leaky_relu_kernel
 
     tiling = host_tiling(problem, **knobs)

@@ -8,7 +8,8 @@ What the run function may return, and what the objective reads from it:
   and ``reports``/``kernels``), or the ``(output, info)`` pair an operator returns with
   ``return_report=True``;
 - a list or tuple of kernel reports (launches that run one after the other: numbers add up);
-- ``None``: the reports of the launches made during the call (``ascsim.session.SESSION``).
+- ``None``: the reports of the launches made during the call (collected with
+  ``ascsim.session.SESSION.collect()``).
 
 The objective is a field name: ``device_time_us`` (default) or any other number of the report
 or info, as an attribute or a key of its ``to_json()``; a dotted name reaches inside a mapping
@@ -59,15 +60,15 @@ class ObjectiveError(ValueError):
     """The run function's result has no such objective field, or it is not a number."""
 
 
-def _reports_of(result: Any) -> tuple[list, Any]:
-    """(kernel reports, the object whose fields the objective reads)."""
-    from ascsim.session import SESSION
+def _reports_of(result: Any, launched: list) -> tuple[list, Any]:
+    """(kernel reports, the object whose fields the objective reads); ``launched``: the
+    reports of the launches made during the call."""
     from ascsim.sim.report import KernelReport
 
     if result is None:
-        if not SESSION.reports:
+        if not launched:
             raise ObjectiveError("the run function returned None and launched no kernel")
-        return list(SESSION.reports), list(SESSION.reports)
+        return list(launched), list(launched)
     if isinstance(result, KernelReport):
         return [result], result
     if isinstance(result, tuple) and len(result) == 2 and hasattr(result[1], "device_time_us"):
@@ -144,13 +145,12 @@ def evaluate(run_fn: Callable[..., Any], config: Mapping[str, Any], objective: s
 
     from ascsim.session import SESSION
 
-    SESSION.clear()
     stderr = io.StringIO()
     t0 = time.perf_counter()
     try:
-        with contextlib.redirect_stderr(stderr):
+        with contextlib.redirect_stderr(stderr), SESSION.collect() as launches:
             result = run_fn(**config)
-        reports, target = _reports_of(result)
+        reports, target = _reports_of(result, launches.reports)
         blocked = _blocking_findings(reports, infeasible_findings)
         if blocked:
             return Outcome("infeasible", reason=blocked, wall_s=time.perf_counter() - t0)
@@ -162,6 +162,4 @@ def evaluate(run_fn: Callable[..., Any], config: Mapping[str, Any], objective: s
     except Exception as exc:  # noqa: BLE001 - any error of the trial is its result
         return Outcome("infeasible", reason=_with_stderr(_error_text(exc), stderr.getvalue()),
                        wall_s=time.perf_counter() - t0)
-    finally:
-        SESSION.clear()
     return Outcome("ok", value, device_time_us=device, wall_s=time.perf_counter() - t0)

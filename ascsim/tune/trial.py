@@ -20,9 +20,9 @@ class TrialSpec:
 
     def run(self, config: Mapping[str, Any]) -> Outcome:
         if self.soc is not None:
-            from ascsim import context
+            from ascsim.session import SESSION
 
-            context.request_soc(self.soc)
+            SESSION.request_soc(self.soc)
         return evaluate(self.run_fn, config, self.objective, self.infeasible_findings)
 
 

@@ -27,24 +27,31 @@ import numpy as np
 
 from ascsim.asc.adv.matmul_config import CFG_NORM, MatmulConfig, MatmulType
 from ascsim.asc.adv.matmul_static import has_static_shape, static_tiling
-from ascsim.asc.basic._exec import execute
-from ascsim.asc.basic.crosscore import notify_observers
-from ascsim.asc.basic.data_copy import transfer_cycles
-from ascsim.asc.context import current_core, current_scheduler, user_location
+from ascsim.asc.context import current_core, user_location
 from ascsim.asc.enums import CubeFormat, IterateOrder, TPosition
 from ascsim.asc.launcher import ServerMode
 from ascsim.asc.tensor import GlobalTensor, LocalTensor
 from ascsim.asc.values import GlobalAddress, RuntimeInt
-from ascsim.sim.access import ByteRows, strided
-from ascsim.sim.errors import KernelError
-from ascsim.sim.numerics import start_cube_matmul
+from ascsim.isa import (
+    Bursts,
+    Copy,
+    CubeProduct,
+    FixPipe,
+    Handoff,
+    KernelError,
+    Mmad,
+    Region,
+    Request,
+    ScalarOps,
+)
+from ascsim.sim.access import ByteRows
 
 UB_POSITIONS = frozenset({TPosition.VECIN, TPosition.VECOUT, TPosition.VECCALC})
 FRACTAL_ROWS = 16
 C0_BYTES = 32  # one fractal row: 32 bytes of elements
 
 # en_atomic value -> how FixPipe combines C with what GM already holds.
-ATOMIC_OPS = {1: np.add, 2: np.maximum, 3: np.minimum}
+ATOMIC_OPS = {0: None, 1: "add", 2: "max", 3: "min"}
 
 _TILING_FIELDS = ("used_core_num", "m", "n", "k_a", "k_b", "single_core_m", "single_core_n",
                   "single_core_k", "base_m", "base_n", "base_k", "step_m", "step_n", "step_k_a",
@@ -81,8 +88,8 @@ class _Tiling:
 
 
 def _finished(product) -> np.ndarray:
-    """A region's product: the array itself, or the result of a background one (a Future)."""
-    return product if isinstance(product, np.ndarray) else product.result()
+    """A region's product (a :class:`~ascsim.isa.instr.CubeProduct` handle), once computed."""
+    return product.result()
 
 
 @dataclass
@@ -111,13 +118,9 @@ def _gm_matrix(t: GlobalTensor, rows: int, cols: int, stride: int, loc) -> np.nd
     """A (rows x cols) strided numpy view of GM from ``t``'s start (row pitch ``stride``)."""
     if rows <= 0 or cols <= 0:
         return np.zeros((max(rows, 0), max(cols, 0)), t.dtype.np_dtype)
-    return _rows_view(t.elements(0, (rows - 1) * stride + cols, loc), rows, cols, stride)
-
-
-def _rows_view(flat: np.ndarray, rows: int, cols: int, stride: int) -> np.ndarray:
-    """``rows`` rows of ``cols`` elements, ``stride`` elements apart, as a view of the 1-D
-    contiguous ``flat`` (an ndarray over its buffer: a tenth of ``as_strided``'s cost)."""
+    flat = t.elements(0, (rows - 1) * stride + cols, loc)
     size = flat.itemsize
+    # An ndarray over the flat view's buffer: a tenth of ``as_strided``'s cost.
     return np.ndarray((rows, cols), flat.dtype, buffer=flat, strides=(stride * size, size))
 
 
@@ -138,14 +141,10 @@ def _nz_matrix(t: GlobalTensor, rows: int, cols: int, org_rows: int, loc) -> np.
     return tiles.reshape(rows, col_blocks * c0)[:, :cols]
 
 
-def _write(view: np.ndarray, values: np.ndarray, en_atomic: int, loc) -> None:
-    op = ATOMIC_OPS.get(int(en_atomic))
-    if int(en_atomic) and op is None:
+def _atomic(en_atomic: int, loc) -> str | None:
+    if int(en_atomic) not in ATOMIC_OPS:
         raise KernelError(f"en_atomic={en_atomic}: 0 (none), 1 (add), 2 (max), 3 (min)", loc)
-    if op is None:
-        np.copyto(view, values, casting="unsafe")  # one cast, straight into the view
-    else:
-        view[...] = op(view.astype(np.float32), values.astype(np.float32)).astype(view.dtype)
+    return ATOMIC_OPS[int(en_atomic)]
 
 
 def _as_global(tensor, loc) -> GlobalTensor:
@@ -342,44 +341,32 @@ class Matmul:
             return _gm_matrix(t, cols, rows, org_rows, loc).T
         return _gm_matrix(t, rows, cols, org_cols, loc)
 
-    def _product(self, a, b, bias):
-        """The region's product: for float inputs a Future of it, computed on a worker thread
-        while the simulation goes on (see ``start_cube_matmul``); for int8 the array."""
-        acc = _acc_type(self.a_type.dtype)
+    def _product(self, a, b, bias, loc):
+        """The region's product, started on the machine's cube datapath (for float inputs on a
+        worker thread, while the simulation goes on); ``_finished`` waits for it."""
         bias = None if bias is None else bias[: b.shape[1]]
-        if acc == np.float32:
-            return start_cube_matmul(a, b, bias)
-        out = np.matmul(a.astype(acc), b.astype(acc))
-        if bias is not None:
-            out += bias
-        return out
+        return current_core().execute(CubeProduct(a, b, bias, loc))
 
     # ------------------------------------------------------------------ cores and timing
     def _aic(self, client, loc):
         if client.kind == "AIC":
             return client
-        for core in client.launch.cores:
-            if core.kind == "AIC" and core.group == client.group:
-                return core
-        raise KernelError("a Matmul on an AIV needs its AIC, but this kernel runs "
-                          f"{client.launch.kind}; call asc.adv.register_matmul so the kernel is "
-                          "built as a MIX kernel", loc)
-
-    def _message(self, client, aic) -> float:
-        """Cycle at which a request sent now by ``client`` reaches the AIC."""
-        client.call_overhead()
-        if client is aic:
-            return client.scalar
-        # The AIC serves its two AIVs in the order their requests arrive in simulated time.
-        current_scheduler().yield_to_earlier(lambda core: core.scalar)
-        notify_observers(client.launch, "on_cross_core_edge", client, "S", aic, "ALL")
-        return client.scalar + client.timing.cross_core_flag_latency_cycles
+        aic = client.launch.partner(client, "AIC")
+        if aic is None:
+            raise KernelError("a Matmul on an AIV needs its AIC, but this kernel runs "
+                              f"{client.launch.kind}; call asc.adv.register_matmul so the kernel "
+                              "is built as a MIX kernel", loc)
+        return aic
 
     @staticmethod
-    def _answer(aic, client, pipe: str, until: float) -> None:
-        """The AIC's reply reaches ``client``: its ``pipe`` waits until ``until``."""
-        client.block_pipe(pipe, until)
-        notify_observers(client.launch, "on_cross_core_edge", aic, "FIX", client, pipe)
+    def _message(client, aic, loc) -> float:
+        """Cycle at which a request sent now by ``client`` reaches the AIC."""
+        return client.execute(Request(aic.core_id, loc))
+
+    @staticmethod
+    def _answer(aic, client, pipe: str, sent: float, loc) -> None:
+        """The AIC's reply, sent at cycle ``sent``, reaches ``client``'s ``pipe``."""
+        client.execute(Handoff(aic.core_id, "FIX", pipe, sent, loc))
 
     def _load(self, aic, op: str, idx: int, kt: int, loc, shape: tuple[int, int, int],
               k_tiles: int) -> float:
@@ -405,25 +392,25 @@ class Matmul:
         rows = min(cover * base, extent - first * base)
         mtype = self.a_type if op == "a" else self.b_type
         nbytes = rows * k_len * mtype.dtype.sizeof()
-        bursts = rows  # ND2NZ moves row by row
+        runs = rows  # ND2NZ moves row by row
         if mtype.format == CubeFormat.NZ:  # one run per 32-byte column block of the stored
             trans = self._trans_a if op == "a" else self._trans_b  # matrix the slab touches
             along = k_len if (op == "a") != trans else rows
-            bursts = -(-along * mtype.dtype.sizeof() // C0_BYTES)
+            runs = -(-along * mtype.dtype.sizeof() // C0_BYTES)
         src = self._a if op == "a" else self._b
         gm = self._slab_rows(op, first * base, rows, k_lo, k_len)
-        busy, latency = transfer_cycles("GM->L1", nbytes, bursts, core=aic, gm=gm)
-        if gm is None:
-            reads = ((("GM", src.buffer.id), src.byte_offset, src.byte_offset + nbytes),)
+        np_dtype = mtype.dtype.np_dtype
+        if gm is None:  # NZ fractal runs are costed without addresses
+            region = Region(src.buffer, src.byte_offset, nbytes // np_dtype.itemsize, np_dtype)
+            bursts, l2 = Bursts.contiguous(nbytes), ()
         else:
             # The slab's rows at their pitch: cores reading side by side column slabs of B
             # (or row slabs of a transposed A) are then one pattern, not overlapping hulls.
             slab = gm[1]
-            reads = (strided(("GM", src.buffer.id), slab.first, slab.width,
-                             slab.pitch if slab.count > 1 else 0, slab.count),)
-        instr = aic.issue("MTE2", f"matmul_load_{op}", busy, latency, loc, reads=reads,
-                          info=("GM->L1", nbytes))
-        aic.count_bytes("GM->L1", nbytes)
+            region = Region(src.buffer, slab.first, slab.nbytes // np_dtype.itemsize, np_dtype)
+            bursts, l2 = Bursts(0, 0, slab.width, slab.pitch, slab.width, slab.count), None
+        instr = aic.execute(Copy(region, None, bursts, loc, f"matmul_load_{op}", path="GM->L1",
+                                 gm=l2, runs=runs))
         self._resident[op] = (key, instr.done)
         return instr.done
 
@@ -451,8 +438,9 @@ class Matmul:
         return t.buffer.id, ByteRows(t.byte_offset + (rows[0] * pitch + cols[0]) * size,
                                      cols[1] * size, pitch * size, rows[1])
 
-    def _charge_block(self, aic, mi: int, ni: int, arrival: float, loc) -> float:
-        """Charge the AIC for computing block (mi, ni) into L0C; returns when it is done."""
+    def _charge_block(self, aic, client, mi: int, ni: int, arrival: float, loc) -> float:
+        """Charge the AIC for computing block (mi, ni) into L0C, once ``client``'s request has
+        arrived at cycle ``arrival``; returns when the block is done."""
         t = self.tiling
         shape = m, n, k = self._shape(loc)
         k_tiles = -(-k // t.base_k)
@@ -460,19 +448,15 @@ class Matmul:
         cols = min(t.base_n, n - ni * t.base_n)
         esize = self.a_type.dtype.sizeof()
         dtype = self.a_type.dtype.name
-        aic.block_pipe("S", arrival)
+        aic.execute(Handoff(client.core_id, "S", "S", arrival, loc, link="none"))
         bias_ready = 0.0
         if self._bias is not None:
-            nbytes = cols * 4
-            busy, lat = transfer_cycles("GM->L1", nbytes, 1, core=aic)
-            load = aic.issue("MTE2", "matmul_load_bias", busy, lat, loc, info=("GM->L1", nbytes))
-            busy, lat = transfer_cycles("L1->BT", nbytes, 1, core=aic)
-            bias_ready = aic.issue("MTE1", "matmul_bias_table", busy, lat, loc, ready=load.done,
-                                   info=("L1->BT", nbytes)).done
-            aic.count_bytes("GM->L1", nbytes)
+            bias = Bursts.contiguous(cols * 4)
+            load = aic.execute(Copy(None, None, bias, loc, "matmul_load_bias", path="GM->L1",
+                                    gm=()))
+            bias_ready = aic.execute(Copy(None, None, bias, loc, "matmul_bias_table",
+                                          path="L1->BT", after=load.done)).done
         done = arrival
-        # Every K step but a tail has the same depth, so the same costs: work them out once.
-        step_costs: dict[int, tuple] = {}
         # An operand whose slab holds the whole K extent is loaded (or found in L1) once per
         # block: _load would find the same slab resident at every later K step.
         a_streams = max(1, t.step_k_a) < k_tiles
@@ -483,34 +467,21 @@ class Matmul:
                 a_ready = self._load(aic, "a", mi, kt, loc, shape, k_tiles)
             if kt == 0 or b_streams:
                 b_ready = self._load(aic, "b", ni, kt, loc, shape, k_tiles)
-            costs = step_costs.get(depth)
-            if costs is None:
-                a_bytes, b_bytes = rows * depth * esize, depth * cols * esize
-                costs = step_costs[depth] = (
-                    a_bytes, transfer_cycles("L1->L0A", a_bytes, 1, core=aic),
-                    b_bytes, transfer_cycles("L1->L0B", b_bytes, 1, core=aic),
-                    aic.soc.cube.mmad_cycles(rows, cols, depth, dtype))
-            a_bytes, (a_busy, a_lat), b_bytes, (b_busy, b_lat), cycles = costs
-            la = aic.issue("MTE1", "matmul_load_l0a", a_busy, a_lat, loc, ready=a_ready,
-                           info=("L1->L0A", a_bytes))
-            lb = aic.issue("MTE1", "matmul_load_l0b", b_busy, b_lat, loc, ready=b_ready,
-                           info=("L1->L0B", b_bytes))
-            aic.count_bytes("L1->L0A", a_bytes)
-            aic.count_bytes("L1->L0B", b_bytes)
-            mm = aic.issue("M", "mmad", cycles, 0, loc, ready=max(la.done, lb.done, bias_ready),
-                           info=(rows, cols, depth, dtype))
-            done = mm.done
+            la = aic.execute(Copy(None, None, Bursts.contiguous(rows * depth * esize), loc,
+                                  "matmul_load_l0a", path="L1->L0A", after=a_ready))
+            lb = aic.execute(Copy(None, None, Bursts.contiguous(depth * cols * esize), loc,
+                                  "matmul_load_l0b", path="L1->L0B", after=b_ready))
+            done = aic.execute(Mmad(rows, cols, depth, dtype, loc,
+                                    after=max(la.done, lb.done, bias_ready))).done
         return done
 
-    def _charge_fix(self, aic, path: str, rows: int, cols: int, ready: float, loc,
-                    writes=(), tensor=None):
-        nbytes = rows * cols * self.c_type.dtype.sizeof()
-        busy, latency = transfer_cycles(path, nbytes, rows, core=aic)
-        slot_ready = tensor.ready() if tensor is not None else 0.0
-        instr = aic.issue("FIX", "fixpipe", busy, latency, loc, writes=writes,
-                          ready=max(ready, slot_ready), info=(path, nbytes))
-        aic.count_bytes(path, nbytes)
-        return instr
+    def _fix(self, aic, path: str, rows: int, cols: int, ready: float, loc, dst=None,
+             stride: int = 0, values=None, atomic=None):
+        """FixPipe a block of C out of L0C to ``dst`` (rows ``stride`` apart; None: a workspace
+        whose bytes the model does not hold), writing ``values`` there."""
+        return aic.execute(FixPipe(dst, rows, cols, loc, dst_stride=stride, values=values,
+                                   atomic=atomic, path=path, dtype=self.c_type.dtype.np_dtype,
+                                   after=ready))
 
     # ------------------------------------------------------------------ iterate
     def iterate(self, en_partial_sum: bool = False, sync: bool = True, local_c_matrix=None):
@@ -531,7 +502,7 @@ class Matmul:
             # One product for the core's whole region, sliced per block below: a numpy call
             # per block costs far more than the arithmetic at these sizes.
             a, b, bias = self._operands(loc)
-            self._region_product = self._product(a, b, bias)
+            self._region_product = self._product(a, b, bias, loc)
             self._region_rows, self._region_cols = range(a.shape[0]), range(b.shape[1])
         mi, ni = self._coords(self._cursor, mb, nb)
         self._cursor += 1
@@ -540,7 +511,7 @@ class Matmul:
         cs = slice(ni * t.base_n, (ni + 1) * t.base_n)
         shape = (len(self._region_rows[rs]), len(self._region_cols[cs]))
         aic = self._aic(client, loc)
-        ready = self._charge_block(aic, mi, ni, self._message(client, aic), loc)
+        ready = self._charge_block(aic, client, mi, ni, self._message(client, aic, loc), loc)
         self._block = _Block(mi, ni, self._region_product, rs, cs, shape, ready)
         return True
 
@@ -556,7 +527,6 @@ class Matmul:
         t = self.tiling
         rows, cols = block.shape
         aic = self._aic(client, loc)
-        wait = 0.0 if client is aic else client.timing.cross_core_flag_latency_cycles
         if tensor is None:
             return self._block_to_workspace(client, aic, block, loc)
         if isinstance(tensor, LocalTensor):
@@ -568,22 +538,11 @@ class Matmul:
         else:
             off = block.mi * t.base_m * self._org_shape()[4] + block.ni * t.base_n
             stride = self._org_shape()[4]
-        view = _gm_matrix(gm[off:], rows, cols, stride, loc)
-        _write(view, block.values, en_atomic, loc)
-        fix = self._charge_fix(aic, "L0C->GM", rows, cols, block.ready, loc,
-                               writes=self._rows(gm, off, rows, cols, stride))
-        if sync and wait:
-            self._answer(aic, client, "S", fix.done + wait)
+        fix = self._fix(aic, "L0C->GM", rows, cols, block.ready, loc, gm[off:].region(), stride,
+                        block.values, _atomic(en_atomic, loc))
+        if sync and client is not aic:
+            self._answer(aic, client, "S", fix.done, loc)
         return None
-
-    @staticmethod
-    def _rows(gm: GlobalTensor, off: int, rows: int, cols: int, stride: int) -> tuple:
-        """The access record of a (rows x cols) block at pitch ``stride``: strided (one row
-        of ``cols`` every ``stride``), so that cores writing side by side columns of C are not
-        taken for overlapping."""
-        size = gm.dtype.sizeof()
-        lo, _ = gm.byte_range(off, 0)
-        return (strided(("GM", gm.buffer.id), lo, cols * size, stride * size, rows),)
 
     def _to_ub(self, client, aic, tensor: LocalTensor, block: _Block, en_atomic, seq, loc):
         t = self.tiling
@@ -600,35 +559,26 @@ class Matmul:
         else:
             stride = t.single_core_n
             off = block.mi * t.base_m * stride + block.ni * t.base_n
-        count = (rows - 1) * stride + cols
-        flat = tensor.elements(off, count, loc)
-        size = tensor.dtype.sizeof()
-        _write(_rows_view(flat, rows, cols, stride), block.values, en_atomic, loc)
-        ub_write = (tensor.access(off, count),)
-        latency = client.timing.cross_core_flag_latency_cycles
+        ub = tensor[off:].region()
+        atomic = _atomic(en_atomic, loc)
         if client.soc.has_path("L0C->UB"):  # 950: FixPipe writes the AIV's UB directly
             # The request names the UB buffer, so the AIC writes it only after the AIV has
             # asked for it (and after whatever the AIV did to that buffer before asking).
-            request = self._message(client, aic)
-            fix = self._charge_fix(aic, "L0C->UB", rows, cols, max(block.ready, request), loc,
-                                   writes=ub_write, tensor=tensor)
-            if tensor.slot is not None and fix.done > tensor.slot.last_done:
-                tensor.slot.last_done = fix.done
-            arrived = fix.done + latency
-            self._answer(aic, client, "V", arrived)
+            request = self._message(client, aic, loc)
+            fix = self._fix(aic, "L0C->UB", rows, cols, max(block.ready, request), loc, ub,
+                            stride, block.values, atomic)
+            self._answer(aic, client, "V", fix.done, loc)
         else:  # 910B: FixPipe to the GM workspace, flag to the AIV, MTE2 GM->UB on the AIV
-            fix = self._charge_fix(aic, "L0C->GM", rows, cols, block.ready, loc)
-            self._answer(aic, client, "S", fix.done + latency)
-            nbytes = rows * cols * size
-            busy, lat = transfer_cycles("GM->UB", nbytes, 1 if seq else rows, core=client)
-            copy = execute("MTE2", "get_tensor_c", busy, lat, loc, (tensor,), (), ub_write,
-                           info=("GM->UB", nbytes))
-            client.count_bytes("GM->UB", nbytes)
-            arrived = copy.done + client.timing.flag_latency_cycles
+            fix = self._fix(aic, "L0C->GM", rows, cols, block.ready, loc)
+            self._answer(aic, client, "S", fix.done, loc)
+            size = tensor.dtype.sizeof()
+            bursts = Bursts(0, 0, cols * size, cols * size, stride * size, rows)
+            copy = client.execute(Copy(None, ub, bursts, loc, "get_tensor_c", path="GM->UB",
+                                       runs=1 if seq else rows, values=block.values,
+                                       atomic=atomic))
             # get_tensor_c returns with the block in UB: the vector unit may read it at once.
-            client.block_pipe("V", arrived)
-            notify_observers(client.launch, "on_cross_core_edge", client, "MTE2", client, "V")
-        self._answer(aic, client, "S", fix.done + latency)
+            client.execute(Handoff(client.core_id, "MTE2", "V", copy.done, loc, link="flag"))
+        self._answer(aic, client, "S", fix.done, loc)
 
     def _block_to_workspace(self, client, aic, block: _Block, loc) -> GlobalTensor:
         if self.workspace is None:
@@ -641,11 +591,10 @@ class Matmul:
         out.buffer, out.offset, out.dtype = ws.buffer, 0, self.c_type.dtype
         out.offset = ws.byte_offset // out.dtype.sizeof()
         out.size = rows * cols
-        _write(_gm_matrix(out, rows, cols, cols, loc), block.values, 0, loc)
-        fix = self._charge_fix(aic, "L0C->GM", rows, cols, block.ready, loc,
-                               writes=self._rows(out, 0, rows, cols, cols))
+        fix = self._fix(aic, "L0C->GM", rows, cols, block.ready, loc, out.region(), cols,
+                        block.values)
         if client is not aic:
-            self._answer(aic, client, "S", fix.done + client.timing.cross_core_flag_latency_cycles)
+            self._answer(aic, client, "S", fix.done, loc)
         return out
 
     # ------------------------------------------------------------------ iterate_all
@@ -661,36 +610,37 @@ class Matmul:
         m, n, _ = self._shape(loc)
         mb, nb, _ = self._grid(loc)
         stride = self._org_shape()[4]
-        product = self._product(*self._operands(loc))  # (computing while the blocks are timed)
+        atomic = _atomic(en_atomic, loc)
+        product = self._product(*self._operands(loc), loc)  # (computing while blocks are timed)
         aic = self._aic(client, loc)
-        arrival = self._message(client, aic)
+        arrival = self._message(client, aic, loc)
         t = self.tiling
         done = arrival
         for count in range(mb * nb):
             mi, ni = self._coords(count, mb, nb)
-            ready = self._charge_block(aic, mi, ni, arrival, loc)
+            ready = self._charge_block(aic, client, mi, ni, arrival, loc)
             rows = min(t.base_m, m - mi * t.base_m)
             cols = min(t.base_n, n - ni * t.base_n)
-            off = mi * t.base_m * stride + ni * t.base_n
-            fix = self._charge_fix(aic, "L0C->GM", rows, cols, ready, loc,
-                                   writes=self._rows(gm, off, rows, cols, stride))
+            r0, c0 = mi * t.base_m, ni * t.base_n
+            values = _finished(product)[r0:r0 + rows, c0:c0 + cols]
+            fix = self._fix(aic, "L0C->GM", rows, cols, ready, loc,
+                            gm[r0 * stride + c0:].region(), stride, values, atomic)
             done = max(done, fix.done)
-        _write(_gm_matrix(gm, m, n, stride, loc), _finished(product), en_atomic, loc)
         self._block = None
         if client is not aic:
-            done += client.timing.cross_core_flag_latency_cycles
             if sync:
-                self._answer(aic, client, "S", done)
+                self._answer(aic, client, "S", done, loc)
             else:
                 self._pending = done
         self._pending_from = aic
 
     def wait_iterate_all(self) -> None:
         """Wait for an ``iterate_all(..., sync=False)`` to finish."""
+        loc = user_location()
         client = current_core()
-        client.call_overhead()
+        client.execute(ScalarOps(1, loc))
         if self._pending_from is not None and self._pending_from is not client:
-            self._answer(self._pending_from, client, "S", self._pending)
+            self._answer(self._pending_from, client, "S", self._pending, loc)
 
 
 def register_matmul(pipe, *args, **kwargs) -> None:

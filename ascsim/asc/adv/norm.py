@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ascsim.asc.adv.composite import sequence_cycles
-from ascsim.asc.basic._exec import count_repeats, execute
-from ascsim.asc.basic.vector import compute_dtype
+from ascsim.asc.adv.composite import sequence
 from ascsim.asc.context import current_core, user_location
 from ascsim.asc.struct import Struct
+from ascsim.isa import Handoff, count_repeats
 from ascsim.sim.errors import KernelError
+from ascsim.sim.numerics import compute_dtype
 
 
 class RmsNormTiling(Struct):
@@ -51,24 +51,30 @@ def rmsnorm(dst, src, gamma, epsilon, tiling, temp_buffer=None, basic_block: boo
     if real_h > h:
         raise KernelError(f"rmsnorm: original_h_length {real_h} exceeds h_length {h}", loc)
     n = rows * h
-    x = compute_dtype(src.elements(0, n, loc)).reshape(rows, h)[:, :real_h]
-    g = compute_dtype(gamma.elements(0, real_h, loc))
     recip = np.float32(tiling.reciprocal_of_h_length or 1.0 / real_h)
-    with np.errstate(all="ignore"):
+    eps = np.float32(epsilon)
+    out = dst.region(n)
+
+    # Only the real columns of each row are written; the padding columns keep their values.
+    written = (np.arange(rows)[:, None] * h + np.arange(real_h)[None, :]).reshape(-1)
+
+    def rms_norm(x, g):
+        x = compute_dtype(x).reshape(rows, h)[:, :real_h]
+        g = compute_dtype(g)
         mean_sq = (x * x).sum(axis=1, dtype=np.float32) * recip
-        y = x / np.sqrt(mean_sq + np.float32(epsilon))[:, None] * g[None, :]
-    out = dst.elements(0, n, loc).reshape(rows, h)
-    out[:, :real_h] = y.astype(dst.dtype.np_dtype)
+        y = x / np.sqrt(mean_sq + eps)[:, None] * g[None, :]
+        return y if real_h == h else (written, y)
+
     size = max(dst.dtype.sizeof(), src.dtype.sizeof())
-    busy, latency = sequence_cycles(rmsnorm_steps(rows, h, size, basic_block), src.dtype.name,
-                                    count_repeats(n, size))
-    tensors = (dst, src, gamma) + ((temp_buffer,) if temp_buffer is not None else ())
-    instr = execute("V", "rmsnorm", busy, latency, loc, tensors,
-                    (src.access(0, n), gamma.access(0, real_h)), (dst.access(0, n),))
+    scratch = () if temp_buffer is None else (temp_buffer.region(),)
+    instr = sequence("rmsnorm", out, (src.region(n), gamma.region(real_h)), rms_norm,
+                     rmsnorm_steps(rows, h, size, basic_block), count_repeats(n, size),
+                     src.dtype.np_dtype.name, loc, scratch=scratch)
     # The library hands per-row results between the vector and the scalar unit (V_S sync), so
     # the scalar unit cannot run ahead into the next chunk: the published 910B4 per-pipe times
     # add up (Vec + Scalar ~ total per chunk, calibration.md) instead of overlapping.
-    current_core().block_pipe("S", instr.done)
+    core = current_core()
+    core.execute(Handoff(core.core_id, "V", "S", instr.done, loc, link="none"))
 
 
 def rmsnorm_steps(rows: int, h: int, elem_bytes: int, basic_block: bool) -> list:

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ascsim.asc.adv.composite import sequence_cycles
-from ascsim.asc.basic._exec import count_repeats, execute
+from ascsim.asc.adv.composite import sequence
 from ascsim.asc.context import current_core, user_location
 from ascsim.asc.struct import Struct
+from ascsim.isa import ScalarOps, count_repeats
 from ascsim.sim.errors import KernelError
 
 BLOCK_BYTES = 32  # one data block: the per-row state is one block wide
@@ -100,17 +100,14 @@ def _lanes(t) -> int:
     return BLOCK_BYTES // t.dtype.sizeof()
 
 
-def _row_state(t, rows: int, loc) -> np.ndarray:
-    """Lane 0 of each row's 32-byte block, in fp32."""
-    lanes = _lanes(t)
-    return t.elements(0, rows * lanes, loc).reshape(rows, lanes)[:, 0].astype(np.float32)
+def _row_state(values: np.ndarray, rows: int) -> np.ndarray:
+    """Lane 0 of each row's 32-byte block (``values``: the state's elements), in fp32."""
+    return values.reshape(rows, -1)[:, 0].astype(np.float32)
 
 
-def _store_state(t, values: np.ndarray, loc) -> None:
-    """Write one value per row, repeated across the row's 32-byte block."""
-    lanes = _lanes(t)
-    out = t.elements(0, values.shape[0] * lanes, loc).reshape(-1, lanes)
-    out[...] = values[:, None].astype(t.dtype.np_dtype)
+def _broadcast_state(t, values: np.ndarray) -> np.ndarray:
+    """One value per row, repeated across the row's 32-byte block of ``t``."""
+    return np.repeat(values[:, None], _lanes(t), axis=1)
 
 
 def _shape(tiling, shape_info, config: SoftmaxConfig, loc) -> SoftMaxShapeInfo:
@@ -206,45 +203,38 @@ def softmax_flash_v2(dst_tensor, exp_sum_tensor, max_tensor, src_tensor, exp_max
     shape = _shape(tiling, softmax_shape_info, config, loc)
     rows, cols, real = shape.src_m, shape.src_k, shape.ori_src_k
     n = rows * cols
-    x = src_tensor.elements(0, n, loc).reshape(rows, cols).astype(np.float32)
-    row_max = x[:, :real].max(axis=1)
-    if update:
-        in_max = _row_state(in_max_tensor, rows, loc)
-        in_sum = _row_state(in_exp_sum_tensor, rows, loc)
-        new_max = np.maximum(in_max, row_max)
-    else:
-        new_max = row_max
-    with np.errstate(all="ignore"):  # -inf rows (fully masked) give NaN as on the device
-        e = np.exp(x - new_max[:, None])
-        row_sum = e[:, :real].sum(axis=1, dtype=np.float32)
+    state = _lanes(max_tensor) * rows
+
+    def flash_softmax(x, *state_in):
+        x = x.reshape(rows, cols).astype(np.float32)
+        row_max = x[:, :real].max(axis=1)
         if update:
-            exp_max = np.exp(in_max - new_max)
-            row_sum = exp_max * in_sum + row_sum
-    # Written in this order so aliased in/out state (insum is sum, inmax is max) reads first.
-    dst_tensor.elements(0, n, loc)[:] = e.reshape(-1).astype(dst_tensor.dtype.np_dtype)
-    _store_state(max_tensor, new_max, loc)
-    _store_state(exp_sum_tensor, row_sum, loc)
+            in_max, in_sum = (_row_state(t, rows) for t in state_in)
+            new_max = np.maximum(in_max, row_max)
+        else:
+            new_max = row_max
+        e = np.exp(x - new_max[:, None])  # -inf rows (fully masked) give NaN as on the device
+        row_sum = e[:, :real].sum(axis=1, dtype=np.float32)
+        outputs = (e, _broadcast_state(max_tensor, new_max))
+        if not update:
+            return (*outputs, _broadcast_state(exp_sum_tensor, row_sum))
+        exp_max = np.exp(in_max - new_max)
+        return (*outputs, _broadcast_state(exp_sum_tensor, exp_max * in_sum + row_sum),
+                _broadcast_state(exp_max_tensor, exp_max))
+
+    outputs = [dst_tensor.region(n), max_tensor.region(state), exp_sum_tensor.region(state)]
+    inputs = [src_tensor.region(n)]
     if update:
-        _store_state(exp_max_tensor, exp_max, loc)
+        outputs.append(exp_max_tensor.region(_lanes(exp_max_tensor) * rows))
+        inputs += [in_max_tensor.region(state), in_exp_sum_tensor.region(state)]
     mixed = src_tensor.dtype.name != exp_sum_tensor.dtype.name
     steps = softmax_flash_v2_steps(rows, cols, mixed, update, bool(is_basic_block))
-    busy, latency = sequence_cycles(steps, "float32", count_repeats(n, FP32_BYTES))
     if config.is_check_tiling and (int(tiling.src_m), int(tiling.src_k)) != (rows, cols):
-        core = current_core()  # the library recomputes the tiling for this shape on the device
-        core.scalar_work(core.timing.scalar_cycles_per_call * len(SoftmaxTiling._fields_))
-    state = _lanes(max_tensor) * rows
-    reads = [src_tensor.access(0, n)]
-    writes = [dst_tensor.access(0, n), max_tensor.access(0, state),
-              exp_sum_tensor.access(0, state)]
-    tensors = [dst_tensor, src_tensor, exp_sum_tensor, max_tensor]
-    if update:
-        reads += [in_max_tensor.access(0, state), in_exp_sum_tensor.access(0, state)]
-        writes.append(exp_max_tensor.access(0, _lanes(exp_max_tensor) * rows))
-        tensors += [in_max_tensor, in_exp_sum_tensor, exp_max_tensor]
-    if shared_tmp_buffer is not None:
-        tensors.append(shared_tmp_buffer)
-    execute("V", "softmax_flash_v2", busy, latency, loc, tuple(tensors), tuple(reads),
-            tuple(writes))
+        # The library recomputes the tiling for this shape on the device.
+        current_core().execute(ScalarOps(len(SoftmaxTiling._fields_), loc))
+    scratch = () if shared_tmp_buffer is None else (shared_tmp_buffer.region(),)
+    sequence("softmax_flash_v2", tuple(outputs), inputs, flash_softmax, steps,
+             count_repeats(n, FP32_BYTES), "float32", loc, scratch=scratch)
 
 
 __all__ = ["SoftMaxShapeInfo", "SoftmaxConfig", "SoftmaxTiling", "softmax_flash_v2",

@@ -25,7 +25,6 @@ import numpy as np
 
 from ascsim.asc.basic import cube as _cube
 from ascsim.asc.basic import data_copy as _dc
-from ascsim.asc.basic._exec import execute, vector_cycles
 from ascsim.asc.context import current_core, user_location
 from ascsim.asc.img2col_params import (
     Dn2NzParams,
@@ -34,14 +33,8 @@ from ascsim.asc.img2col_params import (
     LoadData3DParamsV2,
 )
 from ascsim.asc.tensor import GlobalTensor, LocalTensor
+from ascsim.isa import KernelError, ScalarOps, VectorGather
 from ascsim.sim import fractal
-from ascsim.sim.access import from_indices
-from ascsim.sim.errors import KernelError
-
-#: Architectures whose MTE2 converts DN -> NZ on the way into L1 (asc-devkit DN2NZ page).
-DN2NZ_ARCHS = frozenset({3510})
-#: Architectures with a Load3D v2 instruction (all current cube architectures).
-LOAD3D_ARCHS = frozenset({2201, 3510})
 
 
 def _registers(core) -> dict:
@@ -142,17 +135,15 @@ _LAYOUTS = {"ZN": fractal.nd_to_zn, "NZ": fractal.nd_to_nz, "ZZ": fractal.nd_to_
 @lru_cache(maxsize=256)
 def _load3d_map(h, w, pads, channel_size, c0, p: LoadData3DParamsV2, layout: str):
     """The Load3D window straight in destination order: (source element index per destination
-    element, destination positions that take the pad value or None, (ho, wo), source span).
-    The fractal layout is applied to the index map once, so a load is one gather."""
-    idx, valid, out_hw, span = im2col_indices(h, w, pads, channel_size, c0, p)
+    element, -1 where the element takes the pad value; (ho, wo)). The fractal layout is applied
+    to the index map once, so a load is one gather."""
+    idx, valid, out_hw, _ = im2col_indices(h, w, pads, channel_size, c0, p)
     rows = -(-p.m_extension // 16) * 16
     cols = -(-p.k_extension // c0) * c0
     window = np.full((rows, cols), -1, dtype=np.int64)
     window[: p.m_extension, : p.k_extension] = np.where(valid, idx, -1)
-    flat = _LAYOUTS[layout](window, c0, fill=-1).reshape(-1)
-    pad = np.flatnonzero(flat < 0)
-    src_idx = np.where(flat < 0, 0, flat).astype(np.intp)
-    return src_idx, (pad if pad.size else None), out_hw, span
+    flat = _LAYOUTS[layout](window, c0, fill=-1).reshape(-1).astype(np.intp)
+    return flat, out_hw
 
 
 def _load3d(dst, src, p: LoadData3DParamsV2, config: IsResetLoad3dConfig, loc) -> None:
@@ -160,11 +151,9 @@ def _load3d(dst, src, p: LoadData3DParamsV2, config: IsResetLoad3dConfig, loc) -
     _cube._require(src, ("L1",), "the source (a C1HWC0 feature map)", op, loc)
     _cube._require(dst, ("L0A", "L0B"), "the destination", op, loc)
     core = current_core()
-    if core.soc.npu_arch not in LOAD3D_ARCHS:
+    if not core.soc.load3d:
         raise KernelError(f"{op}: {core.soc.name} has no Load3D v2", loc)
-    path, pipe = _dc.resolve_path(dst, src, loc)
     _cube._same_size(op, dst, src, loc)
-    _cube._check_alignment(op, (dst, src), loc)
     h, w, pads, pad_value = _geometry(p, _registers(core), config)
     size = dst.dtype.sizeof()
     c0 = 32 // size
@@ -184,27 +173,16 @@ def _load3d(dst, src, p: LoadData3DParamsV2, config: IsResetLoad3dConfig, loc) -
     empty = 0 in (h, w, p.channel_size, p.k_extension, p.m_extension) or \
         (p.filter_w == 0 and not p.filter_size_w) or (p.filter_h == 0 and not p.filter_size_h)
     if empty:  # documented NOP
-        core.call_overhead()
+        core.execute(ScalarOps(1, loc))
         return
     # L0B takes the auto-transposed ZN form (fractals stored [k0][m0]); L0A its arch's layout.
-    layout = "ZN" if to_l0b else _cube.L0A_LAYOUT.get(core.soc.npu_arch, "ZZ")
-    src_idx, pad, (ho, wo), span = _load3d_map(h, w, pads, p.channel_size, c0, p, layout)
+    layout = "ZN" if to_l0b else core.soc.l0a_layout
+    src_idx, (ho, wo) = _load3d_map(h, w, pads, p.channel_size, c0, p, layout)
     if ho < 1 or wo < 1:
         raise KernelError(f"{op}: the filter does not fit the {h}x{w} feature map with "
                           f"padding {list(pads)} (output {ho}x{wo})", loc)
-    src_view = src.elements(0, span[1] if span else 1, loc)
-    read = _cube._access(src, *span) if span else None
-    flat = src_view[src_idx]
-    if pad is not None:
-        flat[pad] = np.asarray(pad_value).astype(src.dtype.np_dtype)
-    dst_view = dst.elements(0, flat.size, loc)
-    dst_view[:] = flat.view(dst.dtype.np_dtype)
-    write = dst.access(0, flat.size)
-    nbytes = flat.size * size
-    core.count_bytes(path, nbytes)
-    busy, latency = _dc.transfer_cycles(path, nbytes, 1)
-    execute(pipe, "load3d", busy, latency, loc, _cube._local(dst, src),
-            (read,) if read else (), (write,), info=(path, nbytes))
+    _cube.indexed_copy("load3d", dst, src, src_idx, None, src_idx.size * size, 1, loc,
+                       fill=np.asarray(pad_value).astype(src.dtype.np_dtype))
 
 
 # ------------------------------------------------------------------------------ DN2NZ
@@ -230,50 +208,26 @@ def dn2nz_copy(dst, src, params: Dn2NzParams, loc) -> None:
     if not isinstance(src, GlobalTensor):
         raise KernelError(f"{op} copies from GM: the source must be a GlobalTensor", loc)
     core = current_core()
-    if core.soc.npu_arch not in DN2NZ_ARCHS:
+    if not core.soc.mte2_dn2nz:
         raise KernelError(f"{op}: {core.soc.name} has no DN2NZ conversion on its GM->L1 path "
                           "(Ascend 950 only); bring column-major data into shape another way",
                           loc)
-    path, pipe = _dc.resolve_path(dst, src, loc)
     _cube._require(dst, ("L1",), "the destination", op, loc)
     _cube._same_size(op, dst, src, loc)
-    _cube._check_alignment(op, (dst,), loc)
     p = params
     c0 = fractal.c0_of(src.dtype.np_dtype)
     shape, valid, src_idx, dst_idx = _dn2nz_indices(p, c0)
-    src_view, read = _cube._span(src, src_idx, loc)
-    dst_view, write = _cube._span(dst, dst_idx, loc)
-    if dst_idx.size:
-        values = np.zeros(shape, dtype=dst.dtype.np_dtype)
-        values[valid] = src_view[src_idx].view(dst.dtype.np_dtype)
-        dst_view[dst_idx] = values.reshape(-1)
-    nbytes = int(dst_idx.size) * dst.dtype.sizeof()
-    core.count_bytes(path, nbytes)
+    full = np.full(shape, -1, dtype=np.int64)
+    full[valid] = src_idx
     # Each column of a DN matrix is one contiguous GM run: dn_num * d_value bursts.
-    busy, latency = _dc.transfer_cycles(path, nbytes, max(1, p.dn_num * p.d_value))
-    execute(pipe, "data_copy_dn2nz", busy, latency, loc, _cube._local(dst),
-            (read,) if read else (), (write,) if write else (), info=(path, nbytes))
+    _cube.indexed_copy("data_copy_dn2nz", dst, src, full, dst_idx.reshape(shape),
+                       int(dst_idx.size) * dst.dtype.sizeof(), p.dn_num * p.d_value, loc)
 
 
 _dc.EXTRA_FORMS[Dn2NzParams] = dn2nz_copy
 
 
 # ------------------------------------------------------------------------------ gather
-_GATHER_READS: dict = {}  # (space, base, size, index bytes) -> access records
-
-
-def _gather_reads(space, base: int, size: int, idx: np.ndarray) -> tuple:
-    """``from_indices`` of a gather, cached: kernels gather with the same offset table over and
-    over, and finding its runs (a sort) costs more than the gather itself."""
-    key = (space, base, size, idx.tobytes())
-    reads = _GATHER_READS.get(key)
-    if reads is None:
-        if len(_GATHER_READS) > 512:
-            _GATHER_READS.clear()
-        reads = _GATHER_READS[key] = from_indices(space, base, size, idx)
-    return reads
-
-
 def gather(dst, src, src_offset, src_base_addr, count) -> None:
     """``gather(dst, src, src_offset, src_base_addr, count)``: dst[i] = src at byte
     ``src_base_addr + src_offset[i]`` (offsets: uint32 LocalTensor, byte units)."""
@@ -288,24 +242,8 @@ def gather(dst, src, src_offset, src_base_addr, count) -> None:
     if src_offset.dtype.name not in ("uint32", "int32"):
         raise KernelError(f"gather: src_offset must hold uint32 byte offsets, got "
                           f"{src_offset.dtype.name}", loc)
-    n = int(count)
-    size = src.dtype.sizeof()
-    offsets = src_offset.elements(0, n, loc).astype(np.int64) + int(src_base_addr)
-    if n and (offsets % size).any():
-        bad = int(offsets[(offsets % size) != 0][0])
-        raise KernelError(f"gather: byte offset {bad} is not a multiple of the element size "
-                          f"{size}", loc)
-    idx = offsets // size
-    src_view, _ = _cube._span(src, idx, loc)
-    dst_view = dst.elements(0, n, loc)
-    dst_view[:] = src_view[idx] if n else dst_view
-    # Record the elements actually gathered, not their hull: a gather that picks rows out of
-    # a pitched buffer never reads the gaps between them.
-    reads = (src_offset.access(0, n),) + _gather_reads(src.mem.key, src.addr, size, idx)
-    busy, latency = vector_cycles("transpose", src.dtype.name,
-                                  max(1, -(-n * size // 256)))
-    execute("V", "gather", busy, latency, loc, (dst, src, src_offset), reads,
-            (dst.access(0, n),), info=("gather", n))
+    current_core().execute(VectorGather(dst.region(), src.region(), src_offset.region(),
+                                        int(src_base_addr), int(count), loc))
 
 
 __all__ = ["Dn2NzParams", "FmatrixMode", "IsResetLoad3dConfig", "LoadData3DParamsV2", "gather",

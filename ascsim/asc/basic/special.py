@@ -4,23 +4,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from ascsim.asc.basic._exec import (
-    BLOCK_BYTES,
-    REPEAT_BYTES,
-    access_of,
-    count_repeats,
-    execute,
-    mask_positions,
-    repeat_indices,
-    strided_view,
-    vector_cycles,
-)
-from ascsim.asc.basic.vector import compute_dtype, elementwise, operand_strides, parse_form
-from ascsim.asc.context import user_location
+from ascsim.asc.basic.vector import operand_strides, parse_form, vector_op
+from ascsim.asc.context import current_core, user_location
 from ascsim.asc.enums import CMPMODE, SELMODE, RoundMode
 from ascsim.asc.params import BinaryRepeatParams, CopyRepeatParams, UnaryRepeatParams
-from ascsim.sim.errors import KernelError
-from ascsim.sim.numerics import convert
+from ascsim.isa import (
+    REPEAT_BYTES,
+    KernelError,
+    VectorCompare,
+    VectorReduce,
+    VectorSelect,
+    count_repeats,
+    mask_positions,
+    repeat_indices,
+)
 
 ROUND_MODE_NAMES = {
     RoundMode.CAST_NONE: "none", RoundMode.CAST_RINT: "rint", RoundMode.CAST_FLOOR: "floor",
@@ -28,10 +25,8 @@ ROUND_MODE_NAMES = {
     RoundMode.CAST_ODD: "odd",
 }
 
-COMPARISONS = {
-    CMPMODE.LT: np.less, CMPMODE.GT: np.greater, CMPMODE.EQ: np.equal,
-    CMPMODE.LE: np.less_equal, CMPMODE.GE: np.greater_equal, CMPMODE.NE: np.not_equal,
-}
+COMPARISONS = {CMPMODE.LT: "lt", CMPMODE.GT: "gt", CMPMODE.EQ: "eq", CMPMODE.LE: "le",
+               CMPMODE.GE: "ge", CMPMODE.NE: "ne"}
 
 _UINT_OF_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
@@ -46,24 +41,8 @@ def cast(dst, src, round_mode, *args, **kwargs) -> None:
     loc = user_location()
     form = parse_form(args, kwargs, UnaryRepeatParams, "cast", loc)
     rm = RoundMode(round_mode)
-    mode = ROUND_MODE_NAMES[rm]
-    source, target = src.dtype.np_dtype, dst.dtype.np_dtype
-
-    def store(dst_view, index, result):
-        # The engine widened fp16/bf16 sources to fp32 (exactly); narrow them back so the
-        # conversion sees the true source type (fp16 -> fp16 rounds to an integral value).
-        try:
-            dst_view[index] = convert(np.asarray(result).astype(source), target, mode)
-        except ValueError as exc:
-            raise KernelError(f"cast {src.dtype.name} -> {dst.dtype.name} with "
-                              f"RoundMode.{rm.name}: {exc}", loc) from None
-
-    elementwise("cast", "cast", _identity, dst, (src,), (), form, loc,
-                out_fn=store)
-
-
-def _identity(x):
-    return x
+    vector_op("cast", dst, (src,), (), form, loc,
+              attrs=(ROUND_MODE_NAMES[rm], f"RoundMode.{rm.name}"))
 
 
 # ------------------------------------------------------------------------------ duplicate
@@ -84,7 +63,7 @@ def duplicate(dst, scalar, *args, **kwargs) -> None:
         form = parse_form((mask, repeat_times, params), kw, UnaryRepeatParams, "duplicate", loc)
     else:
         form = parse_form(args, kwargs, UnaryRepeatParams, "duplicate", loc)
-    elementwise("duplicate", "duplicate", None, dst, (), (scalar,), form, loc)
+    vector_op("duplicate", dst, (), (scalar,), form, loc)
 
 
 # ------------------------------------------------------------------------------ copy (UB->UB)
@@ -104,20 +83,10 @@ def copy(dst, src, mask, repeat_times, repeat_params: CopyRepeatParams | None = 
                               src_rep_stride=params.src_repeat_size)
     form = parse_form((mask, repeat_times, unary), {}, UnaryRepeatParams, "copy", loc)
     bits = _UINT_OF_SIZE[size]
-    elementwise("copy", "copy", _identity, dst.reinterpret_cast(bits),
-                (src.reinterpret_cast(bits),), (), form, loc)
+    vector_op("copy", dst.reinterpret_cast(bits), (src.reinterpret_cast(bits),), (), form, loc)
 
 
 # ------------------------------------------------------------------------------ compare/select
-def _bits_view(tensor, nbits: int, loc) -> np.ndarray:
-    """The bytes of ``tensor`` holding the first ``nbits`` bits (bit masks are byte arrays)."""
-    return tensor.reinterpret_cast(np.uint8).elements(0, -(-nbits // 8), loc)
-
-
-def _bits_access(tensor, nbits: int) -> tuple:
-    return (tensor.mem.key, tensor.addr, tensor.addr + -(-nbits // 8))
-
-
 class _Lanes:
     """Which elements an instruction touches: per operand role the element indices, and the
     bit number each lane has in a per-element bit mask (compare output, select input).
@@ -149,10 +118,6 @@ class _Lanes:
                     + positions[None, :]).reshape(-1)
         self.repeats = form.repeat_times
 
-    def gather(self, role: str, tensor, loc) -> np.ndarray:
-        idx = self.index[role]
-        return strided_view(tensor, idx, loc)[idx]
-
 
 def _compare(name, dst, src0, src1_or_scalar, cmp_mode, args, kwargs, scalar: bool) -> None:
     """Bit ``lane.bit`` of ``dst`` = the comparison of that lane (LSB first in each byte).
@@ -161,24 +126,15 @@ def _compare(name, dst, src0, src1_or_scalar, cmp_mode, args, kwargs, scalar: bo
     for compare as for every other instruction.
     """
     loc = user_location()
-    fn = COMPARISONS[CMPMODE(cmp_mode)]
+    cmp = COMPARISONS[CMPMODE(cmp_mode)]
     srcs = {"src0": src0} if scalar else {"src0": src0, "src1": src1_or_scalar}
     params = UnaryRepeatParams if scalar else BinaryRepeatParams
     form = parse_form(args, kwargs, params, name, loc)
     lanes = _Lanes(form, srcs, src0.dtype.sizeof(), loc)
-    operands = [compute_dtype(lanes.gather(role, t, loc)) for role, t in srcs.items()]
-    if scalar:
-        operands.append(np.asarray(src1_or_scalar, dtype=src0.dtype.np_dtype)
-                        .astype(operands[0].dtype))
-    nbits = int(lanes.bit.max()) + 1 if lanes.bit.size else 0
-    view = _bits_view(dst, nbits, loc)
-    bits = np.unpackbits(view, bitorder="little")
-    bits[lanes.bit] = fn(*operands)
-    view[:] = np.packbits(bits, bitorder="little")
-    busy, latency = vector_cycles("compare", src0.dtype.name, lanes.repeats)
-    reads = tuple(access_of(t, lanes.index[r]) for r, t in srcs.items())
-    execute("V", name, busy, latency, loc, (dst, *srcs.values()), reads,
-            (_bits_access(dst, nbits),))
+    current_core().execute(VectorCompare(
+        cmp, dst.region(), tuple(t.region() for t in srcs.values()),
+        tuple(lanes.index[r] for r in srcs), lanes.bit, lanes.repeats, loc,
+        src1_or_scalar if scalar else None, name))
 
 
 def compare(dst, src0, src1, cmp_mode, *args, **kwargs) -> None:
@@ -210,22 +166,16 @@ def select(dst, sel_mask, src0, src1, sel_mode=SELMODE.VSEL_TENSOR_TENSOR_MODE, 
     operands = {"dst": dst, "src0": src0} if scalar else {"dst": dst, "src0": src0, "src1": src1}
     lanes = _Lanes(form, operands, dst.dtype.sizeof(), loc)
     bit = lanes.positions if mode == SELMODE.VSEL_CMPMASK_SPR else lanes.bit
-    nbits = int(bit.max()) + 1 if bit.size else 0
-    chosen = np.unpackbits(_bits_view(sel_mask, nbits, loc), bitorder="little")[bit]
-    a = lanes.gather("src0", src0, loc)
-    b = np.asarray(src1, dtype=dst.dtype.np_dtype) if scalar else lanes.gather("src1", src1, loc)
-    idx = lanes.index["dst"]
-    strided_view(dst, idx, loc)[idx] = np.where(chosen.astype(bool), a, b)
-    busy, latency = vector_cycles("select", dst.dtype.name, lanes.repeats)
-    reads = [access_of(t, lanes.index[r]) for r, t in operands.items() if r != "dst"]
-    reads.append(_bits_access(sel_mask, nbits))
-    execute("V", "select", busy, latency, loc, (dst, sel_mask, *operands.values()),
-            tuple(reads), (access_of(dst, idx),))
+    srcs = (src0,) if scalar else (src0, src1)
+    current_core().execute(VectorSelect(
+        dst.region(), sel_mask.region(), tuple(t.region() for t in srcs),
+        tuple(lanes.index[r] for r in operands), bit, lanes.repeats, loc,
+        src1 if scalar else None))
 
 
 # ------------------------------------------------------------------------------ reductions
-REDUCERS = {"reduce_sum": np.sum, "reduce_max": np.max, "reduce_min": np.min}
-ARG_REDUCERS = {"reduce_max": np.argmax, "reduce_min": np.argmin}
+#: pyasc reduction -> the vector unit's (VectorReduce.how).
+REDUCERS = {"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min"}
 
 
 def _reduce(name: str, dst, src, work, args, kwargs) -> None:
@@ -245,9 +195,7 @@ def _reduce(name: str, dst, src, work, args, kwargs) -> None:
         count = int(kwargs.pop("count", rest.pop(0) if rest else 0))
         if rest:
             cal_index = bool(rest.pop(0))
-        values = compute_dtype(src.elements(0, count, loc))
-        lane_index = np.arange(count)
-        reads = (src.access(0, count),)
+        lane_index = index = np.arange(count)
         repeats = count_repeats(count, src.dtype.sizeof())
     else:
         mask = kwargs.pop("mask", rest.pop(0) if rest else None)
@@ -258,25 +206,13 @@ def _reduce(name: str, dst, src, work, args, kwargs) -> None:
         params = UnaryRepeatParams(src_rep_stride=rep_stride)
         form = parse_form((mask, repeat_times, params), {}, UnaryRepeatParams, name, loc)
         lanes = _Lanes(form, {"src": src}, src.dtype.sizeof(), loc)
-        values = compute_dtype(lanes.gather("src", src, loc))
-        lane_index = lanes.bit
-        reads = (access_of(src, lanes.index["src"]),)
+        index, lane_index = lanes.index["src"], lanes.bit
         repeats = lanes.repeats
     if kwargs:
         raise KernelError(f"{name}: unexpected keyword argument(s) {sorted(kwargs)}", loc)
-    if values.size == 0:
-        raise KernelError(f"{name}: nothing to reduce (count 0)", loc)
-    out = dst.elements(0, 2 if cal_index else 1, loc)
-    out[0] = REDUCERS[name](values.astype(np.float64) if name == "reduce_sum" else values)
-    if cal_index and name in ARG_REDUCERS:
-        out.view(_UINT_OF_SIZE[dst.dtype.sizeof()])[1] = lane_index[ARG_REDUCERS[name](values)]
-    # A full reduction is a first pass over the repeats, then passes over the partial results.
-    passes = 1 + int(np.ceil(np.log(max(repeats, 1)) / np.log(REPEAT_BYTES // BLOCK_BYTES)))
-    busy, latency = vector_cycles(name if name != "reduce_sum" else "reduce", src.dtype.name,
-                                  repeats)
-    writes = (dst.access(0, 2 if cal_index else 1),)
-    tensors = (dst, src) if work is None or not hasattr(work, "mem") else (dst, src, work)
-    execute("V", name, busy + latency * (passes - 1), latency, loc, tensors, reads, writes)
+    work_region = work.region() if work is not None and hasattr(work, "mem") else None
+    current_core().execute(VectorReduce(REDUCERS[name], dst.region(), src.region(), index,
+                                        lane_index, cal_index, repeats, loc, work_region, name))
 
 
 def reduce_sum(dst, src, shared_tmp_buffer=None, *args, **kwargs) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ascsim.asc.context import current_core, user_location
 from ascsim.asc.enums import HardEvent, MemDsbT, PipeID
-from ascsim.sim.errors import KernelError
+from ascsim.isa import KernelError, PipeBarrier, SetFlag, WaitFlag
 
 PIPE_NAMES = {
     PipeID.PIPE_S: "S", PipeID.PIPE_V: "V", PipeID.PIPE_M: "M", PipeID.PIPE_MTE1: "MTE1",
@@ -32,14 +32,14 @@ def set_flag(event: HardEvent, event_id: int = 0) -> None:
     """Signal ``event`` (SRC_DST) once everything queued on the source pipe is done."""
     loc = user_location()
     ev = _event(event, loc)
-    current_core().set_flag(ev.src_pipe, ev.dst_pipe, _event_id(event_id, loc), loc)
+    current_core().execute(SetFlag(ev.src_pipe, ev.dst_pipe, _event_id(event_id, loc), loc))
 
 
 def wait_flag(event: HardEvent, event_id: int = 0) -> None:
     """Hold the destination pipe of ``event`` until the matching ``set_flag``."""
     loc = user_location()
     ev = _event(event, loc)
-    current_core().wait_flag(ev.src_pipe, ev.dst_pipe, _event_id(event_id, loc), loc)
+    current_core().execute(WaitFlag(ev.src_pipe, ev.dst_pipe, _event_id(event_id, loc), loc))
 
 
 def pipe_barrier(pipe: PipeID) -> None:
@@ -49,9 +49,9 @@ def pipe_barrier(pipe: PipeID) -> None:
         name = PIPE_NAMES[PipeID(pipe)]
     except (KeyError, ValueError):
         raise KernelError(f"pipe_barrier: unsupported pipe {pipe!r}", loc) from None
-    current_core().barrier(name, loc)
+    current_core().execute(PipeBarrier(name, loc))
 
 
 def data_sync_barrier(mode: MemDsbT = MemDsbT.ALL) -> None:
     """Memory barrier for scalar accesses: modelled as waiting for every pipe."""
-    current_core().barrier("ALL", user_location())
+    current_core().execute(PipeBarrier("ALL", user_location()))

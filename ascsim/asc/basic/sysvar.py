@@ -55,7 +55,7 @@ def get_program_counter() -> RuntimeInt:
 
 
 def get_arch_version() -> RuntimeInt:
-    return RuntimeInt(current_core().soc.npu_arch)
+    return RuntimeInt(current_core().soc.arch_version)
 
 
 def trap() -> None:
@@ -77,6 +77,6 @@ _PROPERTIES = {
 
 def property(prop: Property) -> int:  # noqa: A001 - pyasc's name
     """``asc.property(asc.DEFAULT_C0_SIZE)`` etc.: a compile-time constant of the SoC."""
-    from ascsim.context import current_soc
+    from ascsim.session import SESSION
 
-    return _PROPERTIES[Property(prop)](current_soc())
+    return _PROPERTIES[Property(prop)](SESSION.soc)

@@ -1,8 +1,9 @@
 """Element-wise vector instructions, in count form and in mask/repeat form.
 
-Every op is one line of a table: its name, the shape of its operands, the numpy function that
-computes it and the cost class it is priced by. Values are computed in fp32 for fp16/bf16 operands
-(as the vector unit's datapath does) and rounded once to the destination type.
+Every op is one line of a table: its pyasc name and the vector unit's op it is (whose numpy
+function and cost class are in :mod:`ascsim.sim.exec_vector`), grouped by the shape of its
+operands. A call becomes one :class:`~ascsim.isa.instr.Vector` record: the count form names the
+first ``count`` elements, the mask/repeat form becomes one element index array per operand.
 
 Count form:        ``op(dst, src0[, src1 | scalar], count)``
 Mask/repeat form:  ``op(dst, src0[, src1 | scalar], mask, repeat_times, repeat_params)`` where
@@ -11,79 +12,29 @@ Mask/repeat form:  ``op(dst, src0[, src1 | scalar], mask, repeat_times, repeat_p
 
 from __future__ import annotations
 
-import numpy as np
-
-from ascsim.asc.basic._exec import (
-    access_of,
+from ascsim.asc.context import current_core, user_location
+from ascsim.asc.params import BinaryRepeatParams, UnaryRepeatParams
+from ascsim.isa import (
+    REPEAT_BYTES,
+    KernelError,
+    Vector,
     check_repeat,
-    count_repeats,
-    execute,
     mask_positions,
     repeat_indices,
-    strided_view,
-    vector_cycles,
 )
-from ascsim.asc.context import user_location
-from ascsim.asc.params import BinaryRepeatParams, UnaryRepeatParams
-from ascsim.sim.errors import KernelError
-from ascsim.sim.numerics import LOW_PRECISION, widen_to_fp32
 
-
-def compute_dtype(arr: np.ndarray) -> np.ndarray:
-    """Operands as the datapath sees them: fp16/bf16 widened to fp32."""
-    return widen_to_fp32(arr) if arr.dtype in LOW_PRECISION else arr
-
-
-def _relu(x):
-    return np.maximum(x, 0)
-
-
-def _leaky_relu(x, alpha):
-    scaled = x * alpha
-    if 0 < alpha <= 1:  # then max(x, alpha*x) is x where x >= 0 and alpha*x below: one pass
-        return np.maximum(x, scaled, out=scaled)  # and one array fewer than np.where
-    return np.where(x >= 0, x, scaled)
-
-
-# name -> (numpy function, cost class). The function takes the sources (and scalar) in order.
-BINARY_OPS = {
-    "add": (np.add, "add"),
-    "sub": (np.subtract, "sub"),
-    "mul": (np.multiply, "mul"),
-    "div": (np.divide, "div"),
-    "max": (np.maximum, "max"),
-    "min": (np.minimum, "min"),
-    "bitwise_and": (np.bitwise_and, "add"),
-    "bitwise_or": (np.bitwise_or, "add"),
-    "add_relu": (lambda a, b: _relu(a + b), "add"),
-    "sub_relu": (lambda a, b: _relu(a - b), "sub"),
-}
-SCALAR_OPS = {
-    "adds": (np.add, "adds"),
-    "muls": (np.multiply, "muls"),
-    "maxs": (np.maximum, "maxs"),
-    "mins": (np.minimum, "mins"),
-    "leaky_relu": (_leaky_relu, "leaky_relu"),
-    "shift_left": (np.left_shift, "adds"),
-    "shift_right": (np.right_shift, "adds"),
-}
-UNARY_OPS = {
-    "abs": (np.abs, "abs"),
-    "exp": (np.exp, "exp"),
-    "ln": (np.log, "ln"),
-    "relu": (_relu, "relu"),
-    "sqrt": (np.sqrt, "sqrt"),
-    "rsqrt": (lambda x: 1 / np.sqrt(x), "rsqrt"),
-    "reciprocal": (lambda x: 1 / x, "reciprocal"),
-    "bitwise_not": (np.invert, "abs"),
-}
-# Ops that also read their destination: dst = f(src..., scalar, dst).
-DST_READING_OPS = {
-    "axpy": (lambda src, alpha, dst: src * alpha + dst, "axpy", "scalar"),
-    "fused_mul_add": (lambda a, b, dst: a * dst + b, "mul", "binary"),
-    "mul_add_dst": (lambda a, b, dst: a * b + dst, "mul", "binary"),
-    "fused_mul_add_relu": (lambda a, b, dst: _relu(a * dst + b), "mul", "binary"),
-}
+# pyasc name -> the vector unit's op (ascsim.sim.exec_vector.VECTOR_OPS), by operand shape.
+BINARY_OPS = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "max", "min": "min",
+              "bitwise_and": "and", "bitwise_or": "or", "add_relu": "add_relu",
+              "sub_relu": "sub_relu"}
+SCALAR_OPS = {"adds": "adds", "muls": "muls", "maxs": "maxs", "mins": "mins",
+              "leaky_relu": "leaky_relu", "shift_left": "shl", "shift_right": "shr"}
+UNARY_OPS = {"abs": "abs", "exp": "exp", "ln": "ln", "relu": "relu", "sqrt": "sqrt",
+             "rsqrt": "rsqrt", "reciprocal": "reciprocal", "bitwise_not": "not"}
+# Ops that also read their destination: dst = f(src..., scalar, dst); "scalar" or "binary".
+DST_READING_OPS = {"axpy": ("axpy", "scalar"), "fused_mul_add": ("fused_mul_add", "binary"),
+                   "mul_add_dst": ("mul_add_dst", "binary"),
+                   "fused_mul_add_relu": ("fused_mul_add_relu", "binary")}
 
 
 # ------------------------------------------------------------------------- argument forms
@@ -148,128 +99,76 @@ def operand_strides(params, role: str) -> tuple[int, int]:
     return getattr(params, f"{role}_blk_stride"), getattr(params, f"{role}_rep_stride")
 
 
-# ------------------------------------------------------------------------- the engine
-def elementwise(name: str, cost_op: str, fn, dst, srcs, scalars, form: _Form, loc,
-                reads_dst: bool = False, out_fn=None) -> None:
-    """Run ``dst = fn(*srcs, *scalars[, dst])`` over the elements the form selects."""
-    tensors = (dst, *srcs)
-    widest = _check_operands(name, tensors, loc)
+# ------------------------------------------------------------------------- to records
+def vector_op(op: str, dst, srcs, scalars, form: _Form, loc, attrs=None, name=None):
+    """Execute vector op ``op`` on ``dst`` and ``srcs`` over the elements ``form`` selects."""
     if form.count is not None:
         n = form.count
-        src_views = [s.elements(0, n, loc) for s in srcs]
-        dst_view = dst.elements(0, n, loc)
-        dst_index = slice(None)
-        repeats = count_repeats(n, widest)
-        reads = [s.access(0, n) for s in srcs]
-        writes = [dst.access(0, n)]
-        operands = [compute_dtype(v) for v in src_views]  # the views are the whole operands
+        rec = Vector(op, dst.region(n), tuple(s.region(n) for s in srcs), loc, tuple(scalars),
+                     attrs=attrs)
     else:
         roles = ("src",) if len(srcs) == 1 else ("src0", "src1")[: len(srcs)]
-        per_repeat = 256 // widest
-        positions = mask_positions(form.mask, per_repeat, loc)
-        index_of = {}
-        for role, t in (("dst", dst), *zip(roles, srcs)):
-            blk, rep = operand_strides(form.params, role)
-            index_of[role] = repeat_indices(positions, form.repeat_times, t.dtype.sizeof(),
-                                            blk, rep)
-        dst_index = index_of["dst"]
-        src_index = [index_of[r] for r in roles[: len(srcs)]]
-        src_views = [strided_view(s, i, loc) for s, i in zip(srcs, src_index)]
-        dst_view = strided_view(dst, dst_index, loc)
-        repeats = form.repeat_times
-        reads = [access_of(s, i) for s, i in zip(srcs, src_index)]
-        writes = [access_of(dst, dst_index)]
-        operands = [compute_dtype(v[i]) for v, i in zip(src_views, src_index)]
-    src_dtype = srcs[0].dtype.np_dtype if srcs else dst.dtype.np_dtype
-    # A scalar operand has the source's type on the device; round it there first.
-    consts = [np.asarray(s, dtype=src_dtype).astype(operands[0].dtype if operands else src_dtype)
-              for s in scalars]
-    if reads_dst:
-        operands_dst = [compute_dtype(dst_view[dst_index])]
-        reads = reads + writes
-    else:
-        operands_dst = []
-    with np.errstate(all="ignore"):
-        if fn is None:  # a fill: the one scalar is the value (duplicate)
-            result = np.broadcast_to(consts[0], np.shape(dst_view[dst_index]))
-        else:
-            result = fn(*operands, *consts, *operands_dst)
-    if out_fn is not None:
-        out_fn(dst_view, dst_index, result)
-    else:
-        # No intermediate copy when the result already has the destination's type: the
-        # assignment copies (numpy buffers it when the result overlaps the destination).
-        dst_view[dst_index] = np.asarray(result).astype(dst.dtype.np_dtype, copy=False)
-    busy, latency = vector_cycles(cost_op, (srcs[0] if srcs else dst).dtype.name, repeats)
-    execute("V", name, busy, latency, loc, tensors, tuple(reads), tuple(writes))
+        widest = max(t.dtype.sizeof() for t in (dst, *srcs))
+        positions = mask_positions(form.mask, REPEAT_BYTES // widest, loc)
+        lanes = tuple(
+            repeat_indices(positions, form.repeat_times, t.dtype.sizeof(),
+                           *operand_strides(form.params, role))
+            for role, t in (("dst", dst), *zip(roles, srcs)))
+        rec = Vector(op, dst.region(), tuple(s.region() for s in srcs), loc, tuple(scalars),
+                     lanes, form.repeat_times, attrs)
+    return current_core().execute(rec)
 
 
-def _check_operands(name: str, tensors, loc) -> int:
-    """Fail unless every operand is an allocated UB tensor; returns the widest element size."""
-    widest = 0
-    for t in tensors:
-        mem = t.mem
-        if mem is None:
-            raise KernelError(f"{name}: a tensor operand is not allocated", loc)
-        if mem.name != "UB":
-            raise KernelError(f"{name}: vector instructions work on UB tensors, got a tensor in "
-                              f"{mem.name}", loc)
-        size = t.dtype.np_dtype.itemsize
-        if size > widest:
-            widest = size
-    return widest
-
-
-def _make_binary(name, fn, cost_op):
+def _make_binary(name, unit_op):
     def op(dst, src0, src1, *args, **kwargs):
         loc = user_location()
         form = parse_form(args, kwargs, BinaryRepeatParams, name, loc)
-        elementwise(name, cost_op, fn, dst, (src0, src1), (), form, loc)
+        vector_op(unit_op, dst, (src0, src1), (), form, loc)
 
     op.__name__ = name
     op.__doc__ = f"``{name}(dst, src0, src1, count)`` or mask/repeat form (BinaryRepeatParams)."
     return op
 
 
-def _make_scalar(name, fn, cost_op):
+def _make_scalar(name, unit_op):
     def op(dst, src, scalar, *args, **kwargs):
         loc = user_location()
         form = parse_form(args, kwargs, UnaryRepeatParams, name, loc)
-        elementwise(name, cost_op, fn, dst, (src,), (scalar,), form, loc)
+        vector_op(unit_op, dst, (src,), (scalar,), form, loc)
 
     op.__name__ = name
     op.__doc__ = f"``{name}(dst, src, scalar, count)`` or mask/repeat form (UnaryRepeatParams)."
     return op
 
 
-def _make_unary(name, fn, cost_op):
+def _make_unary(name, unit_op):
     def op(dst, src, *args, **kwargs):
         loc = user_location()
         form = parse_form(args, kwargs, UnaryRepeatParams, name, loc)
-        elementwise(name, cost_op, fn, dst, (src,), (), form, loc)
+        vector_op(unit_op, dst, (src,), (), form, loc)
 
     op.__name__ = name
     op.__doc__ = f"``{name}(dst, src, count)`` or mask/repeat form (UnaryRepeatParams)."
     return op
 
 
-def _make_dst_reading(name, fn, cost_op, shape):
+def _make_dst_reading(name, unit_op, shape):
     if shape == "scalar":
         def op(dst, src, scalar, *args, **kwargs):
             loc = user_location()
             form = parse_form(args, kwargs, UnaryRepeatParams, name, loc)
-            elementwise(name, cost_op, fn, dst, (src,), (scalar,), form, loc, reads_dst=True)
+            vector_op(unit_op, dst, (src,), (scalar,), form, loc)
     else:
         def op(dst, src0, src1, *args, **kwargs):
             loc = user_location()
             form = parse_form(args, kwargs, BinaryRepeatParams, name, loc)
-            elementwise(name, cost_op, fn, dst, (src0, src1), (), form, loc, reads_dst=True)
+            vector_op(unit_op, dst, (src0, src1), (), form, loc)
     op.__name__ = name
     return op
 
 
 OPS: dict[str, object] = {}
-OPS.update({n: _make_binary(n, f, c) for n, (f, c) in BINARY_OPS.items()})
-OPS.update({n: _make_scalar(n, f, c) for n, (f, c) in SCALAR_OPS.items()})
-OPS.update({n: _make_unary(n, f, c) for n, (f, c) in UNARY_OPS.items()})
-OPS.update({n: _make_dst_reading(n, f, c, s) for n, (f, c, s) in DST_READING_OPS.items()})
+OPS.update({n: _make_binary(n, u) for n, u in BINARY_OPS.items()})
+OPS.update({n: _make_scalar(n, u) for n, u in SCALAR_OPS.items()})
+OPS.update({n: _make_unary(n, u) for n, u in UNARY_OPS.items()})
+OPS.update({n: _make_dst_reading(n, u, s) for n, (u, s) in DST_READING_OPS.items()})

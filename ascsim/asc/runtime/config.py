@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from enum import Enum, IntEnum
 
-from ascsim import context
 from ascsim.hw import soc_names
+from ascsim.session import SESSION
 
 
 class Backend(Enum):
@@ -41,13 +41,13 @@ def set_platform(backend, soc_version=None, device_id=None, check: bool = True) 
     backend = Backend(backend.value if isinstance(backend, Enum) else backend)
     if backend is Backend.NPU:
         raise RuntimeError(NPU_UNAVAILABLE)
-    context.set_backend(backend.value)
+    SESSION.set_backend(backend.value)
     if soc_version is not None:
         name = soc_version.value if isinstance(soc_version, Enum) else str(soc_version)
-        context.set_soc(name)
+        SESSION.set_soc(name)
     else:
-        context.set_soc(context.requested_soc())
+        SESSION.set_soc(SESSION.requested_soc)
 
 
 def current_platform() -> Platform:
-    return Platform(context.current_soc().name)
+    return Platform(SESSION.soc.name)

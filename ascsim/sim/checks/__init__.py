@@ -1,7 +1,7 @@
-"""The kernel checks that run inside every simulation (issue 4), as one launch observer.
+"""The kernel checks that run inside every simulation, as one launch observer.
 
-:func:`default_observers` is registered in :data:`ascsim.session.SESSION.observer_factories`;
-``SESSION.checks = False`` turns the dynamic checks off (benchmarks measure their cost that way).
+A launch runs them when its ``LaunchOptions.checks`` is set (:mod:`ascsim.sim.launch`); the
+options turn them off where benchmarks measure their cost.
 Checks done where the state lives (GM bounds, local overflow, copy alignment, queue misuse,
 flag misuse, deadlock) report through ``launch.findings`` directly; this package adds the ones
 that need the whole instruction stream: races within and across cores (:mod:`.races` over the
@@ -31,8 +31,8 @@ class KernelChecks:
         self.uninit = UninitCheck(launch, self.describe_space)
         self.alignment = AlignmentCheck(launch)
         self.cross = CrossCoreSync(self.clocks_of)
-        # Queue and cross-core hooks are plain delegations (bound here: they run per call).
-        self.on_queue = self.queues.on_queue
+        # Gate and cross-core hooks are plain delegations (bound here: they run per call).
+        self.on_gate = self.queues.on_gate
         self.on_cross_core_set = self.cross.on_cross_core_set
         self.on_cross_core_release = self.cross.on_cross_core_release
         self.on_cross_core_wait = self.cross.on_cross_core_wait
@@ -82,11 +82,4 @@ class KernelChecks:
         self.queues.on_launch_end(launch)
 
 
-def default_observers(launch):
-    """The factory registered in ``SESSION.observer_factories``; None when checks are off."""
-    from ascsim.session import SESSION
-
-    return KernelChecks(launch) if SESSION.checks else None
-
-
-__all__ = ["KernelChecks", "default_observers"]
+__all__ = ["KernelChecks"]

@@ -1,10 +1,10 @@
 """Operand addresses of vector instructions that break the UB alignment rule.
 
-Vector operands start on 32-byte boundaries (``SocSpec.alignment``, ascend-hw §2.2). Copies
-(``data_copy``/``data_copy_pad``: UB/L1 32 B, also whole-block lengths) and cube instructions
-(L0A/L0B 512 B, L0C/BT 64 B) check their operands where they run, in
-``ascsim/asc/basic/data_copy.py`` and ``cube.py``; scalar accesses are element-granular by nature.
-So this observer looks at the vector pipe only, and the same problem is never reported twice.
+Vector operands start on 32-byte boundaries (``SocSpec.alignment``, ascend-hw §2.2). Copies,
+fractal loads, Mmad and FixPipe check their operands where they execute
+(:func:`ascsim.sim.views.check_alignment`: UB/L1 32 B, L0A/L0B 512 B, L0C/BT 64 B); scalar
+accesses are element-granular by nature. So this observer looks at the vector pipe only, and the
+same problem is never reported twice.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 class AlignmentCheck:
     def __init__(self, launch):
         self.launch = launch
-        self.rules = launch.soc.alignment
+        self.rules = dict(launch.soc.alignment)  # a plain dict: looked up per operand
 
     def on_instr(self, core, instr) -> None:
         if instr.pipe != "V":

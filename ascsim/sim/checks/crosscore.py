@@ -3,12 +3,12 @@
 Races between cores are found by :mod:`.races` on the GM access maps (their category is
 ``cross-core-race``); this module supplies the edges between cores' clocks (ascend-hw §4.5):
 
-* ``on_cross_core_set(core, flag, mode, pipe, loc)``: the setter's ``pipe`` clock is parked
+* ``on_cross_core_set(core, flag, scope, pipe, loc)``: the setter's ``pipe`` clock is parked
   until the flag's round completes (``pipe`` "ALL" parks everything the core issued);
 * ``on_cross_core_release(flag, participants, targets)``: a round completed; the joined clocks
   of the participants' oldest parked sets go to each target's counter for ``flag``;
-* ``on_cross_core_wait(core, flag, mode, pipe, loc)``: the waiter's ``pipe`` joins the oldest
-  released clock of its counter (``sync_all`` uses flag -1 and pipe "ALL");
+* ``on_cross_core_wait(core, flag, pipe, loc)``: the waiter's ``pipe`` joins the oldest
+  released clock of its counter (a core barrier uses flag -1 and pipe "ALL");
 * ``on_cross_core_edge(src_core, src_pipe, dst_core, dst_pipe)``: a direct hand-off (e.g. a
   Matmul server answering its AIV): what ``src_pipe`` issued so far is ordered before what
   ``dst_pipe`` issues next.
@@ -38,7 +38,7 @@ class CrossCoreSync:
         # its next instruction (CoreClocks.current): the same order, one join instead of seven.
         self.clocks_of(core_id).join_into(S if pipe == "ALL" else PIPE_INDEX[pipe], clock)
 
-    def on_cross_core_set(self, core, flag: int, mode, pipe: str, loc) -> None:
+    def on_cross_core_set(self, core, flag: int, scope, pipe: str, loc) -> None:
         self.parked.setdefault((core.core_id, flag), deque()).append(
             self._snapshot(core.core_id, pipe))
 
@@ -51,7 +51,7 @@ class CrossCoreSync:
         for t in targets:
             self.released.setdefault((getattr(t, "core_id", t), flag), deque()).append(clock)
 
-    def on_cross_core_wait(self, core, flag: int, mode, pipe: str, loc) -> None:
+    def on_cross_core_wait(self, core, flag: int, pipe: str, loc) -> None:
         released = self.released.get((core.core_id, flag))
         if released:
             self._join(core.core_id, pipe, released.popleft())

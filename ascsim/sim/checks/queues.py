@@ -1,12 +1,12 @@
-"""TQue synchronisation as happens-before edges, and tensors still held when the kernel ends.
+"""Buffer gates as happens-before edges, and buffers still held when the kernel ends.
 
-The framework's queue calls are hardware flags (ascend-hw §4.4): ``enque`` is a set by the pipes
-that filled the buffer, ``deque`` a wait by the consumer, ``free_tensor`` a set by the pipes that
-read it, ``alloc_tensor`` a wait by the next producer. Each queue slot keeps the clock its last
-set published (its *gate*) and which pipes touched it since. A wait joins the gate into the pipe
-the position implies (VECIN: MTE2 -> V, VECOUT: V -> MTE3, ...); any instruction touching the
-slot's bytes also joins it, as the simulator's timing makes every such instruction wait for the
-slot.
+A gate's operations are hardware flags (ascend-hw §4.4): ``release_write`` (a queue's enque) is a
+set by the pipes that filled the buffer, ``acquire_read`` (deque) a wait by the consumer,
+``release_read`` (free) a set by the pipes that read it, ``acquire_write`` (alloc) a wait by the
+next producer. Each gate keeps the clock its last set published and which pipes touched it
+since. A wait joins the gate into the gate's producer or consumer pipe; any instruction touching
+the gate's bytes also joins it, as the simulator's timing makes every such instruction wait for
+the gate.
 """
 
 from __future__ import annotations
@@ -16,87 +16,79 @@ from bisect import bisect_right
 from ascsim.sim.access import overlaps
 from ascsim.sim.checks.clocks import PIPE_INDEX, join
 
-# TPosition name -> (pipe that fills a buffer of that position, pipe that consumes it).
-POSITION_PIPES = {
-    "VECIN": ("MTE2", "V"), "VECOUT": ("V", "MTE3"), "VECCALC": ("V", "V"),
-    "A1": ("MTE2", "MTE1"), "B1": ("MTE2", "MTE1"), "C1": ("MTE2", "MTE1"),
-    "A2": ("MTE1", "M"), "B2": ("MTE1", "M"), "C2": ("MTE1", "M"), "CO1": ("M", "FIX"),
-}
-
 
 class SlotSync:
-    """Happens-before state of one queue slot."""
+    """Happens-before state of one gate."""
 
-    __slots__ = ("slot", "gate", "version", "seen", "touched", "producer", "consumer")
+    __slots__ = ("gate", "clock", "version", "seen", "touched", "producer", "consumer")
 
-    def __init__(self, slot, position: str):
-        self.slot = slot
-        self.gate: dict = {}
+    def __init__(self, gate):
+        self.gate = gate
+        self.clock: dict = {}
         self.version = 0
         self.seen: dict[int, int] = {}
         self.touched: set[int] = set()
-        producer, consumer = POSITION_PIPES.get(position, ("V", "V"))
-        self.producer = PIPE_INDEX[producer]
-        self.consumer = PIPE_INDEX[consumer]
+        self.producer = PIPE_INDEX[gate.producer]
+        self.consumer = PIPE_INDEX[gate.consumer]
 
 
 def _wait_gate(clocks, sync: SlotSync, pipe: int) -> None:
     """Pipe ``pipe`` waits for the slot's gate. Once per gate version: joining the same clock
     again changes nothing (clocks only grow), and every publish bumps the version. ``seen`` is
     per pipe, not per core: only the slot's own core uses the pipes of its position (the one
-    foreign writer, a 950 AIC's FixPipe into UB, is on FIX, which no UB position uses)."""
+    foreign writer, a 950 AIC's FixPipe into UB, is on FIX, which no UB gate uses)."""
     if sync.seen.get(pipe) != sync.version:
         sync.seen[pipe] = sync.version
-        clocks.join_into(pipe, sync.gate)
+        clocks.join_into(pipe, sync.clock)
 
 
 class QueueCheck:
-    """Turns queue actions into clock edges; reports tensors still held at the end."""
+    """Turns gate operations into clock edges; reports buffers still held at the end."""
+
+    #: What each gate action is, for the clocks: a publish (set) or a wait, and on which side.
+    ACTIONS = {"release_write": ("publish", "producer"), "release_read": ("publish", "consumer"),
+               "acquire_write": ("wait", "producer"), "acquire_read": ("wait", "consumer")}
 
     def __init__(self, launch, clocks_of):
         self.launch = launch
         self.clocks_of = clocks_of
-        self.syncs: dict[int, SlotSync] = {}  # id(queue slot) -> its state
-        self.index: dict = {}  # space key -> (sorted slot addresses, [(end, SlotSync)])
-        self.registered: set[int] = set()
+        self.syncs: dict[int, SlotSync] = {}  # id(gate) -> its state
+        self.index: dict = {}  # space key -> (sorted gate addresses, [(end, SlotSync)])
+        self.registered = 0  # how many of launch.gates are in the index
 
-    def _register(self, queue) -> None:
-        if id(queue) in self.registered or queue.mem is None:
-            return
-        self.registered.add(id(queue))
-        position = getattr(queue.position, "name", str(queue.position))
-        addrs, entries = self.index.setdefault(queue.mem.key, ([], []))
-        for slot in queue.slots:
-            sync = self.syncs[id(slot)] = SlotSync(slot, position)
-            k = bisect_right(addrs, slot.addr)
-            addrs.insert(k, slot.addr)
-            entries.insert(k, (slot.addr + slot.nbytes, sync))
+    def _register_new(self) -> None:
+        gates = self.launch.gates
+        for gate in gates[self.registered:]:
+            sync = self.syncs[id(gate)] = SlotSync(gate)
+            addrs, entries = self.index.setdefault(gate.key, ([], []))
+            k = bisect_right(addrs, gate.lo)
+            addrs.insert(k, gate.lo)
+            entries.insert(k, (gate.hi, sync))
+        self.registered = len(gates)
 
     def _publish(self, clocks, sync: SlotSync, default: int) -> None:
-        # Joined in place: a gate is only ever read (joined into pipe clocks), never kept.
-        gate = sync.gate
+        # Joined in place: a gate's clock is only ever read (joined into pipe clocks).
+        clock = sync.clock
         touched = sync.touched
         for p in touched or (default,):
-            join(gate, clocks.current(p))
+            join(clock, clocks.current(p))
         sync.version += 1
         touched.clear()
 
-    def on_queue(self, core, action: str, queue, slot, loc) -> None:
-        sync = self.syncs.get(id(slot))
+    def on_gate(self, core, gate, action: str, loc) -> None:
+        sync = self.syncs.get(id(gate))
         if sync is None:
-            self._register(queue)
-            sync = self.syncs.get(id(slot))
-        if sync is None:
-            return
+            self._register_new()
+            sync = self.syncs.get(id(gate))
+            if sync is None:
+                return
         clocks = self.clocks_of(core.core_id)
-        if action == "enque":
-            self._publish(clocks, sync, sync.producer)
-        elif action == "free":
-            self._publish(clocks, sync, sync.consumer)
-        elif action == "alloc":
-            _wait_gate(clocks, sync, sync.producer)
-        elif action == "deque":
-            _wait_gate(clocks, sync, sync.consumer)
+        kind, side = self.ACTIONS[action]
+        pipe = sync.producer if side == "producer" else sync.consumer
+        if kind == "publish":
+            self._publish(clocks, sync, pipe)
+        else:
+            _wait_gate(clocks, sync, pipe)
 
     def on_instr(self, core, instr, pipe: int) -> None:
         """Instructions touching a queue slot wait for its gate (and mark the slot touched)."""
@@ -121,20 +113,19 @@ class QueueCheck:
                     k += 1
 
     def on_launch_end(self, launch) -> None:
-        for core_id, pipes in launch.shared.get("pipes", {}).items():
-            for tpipe in pipes:
-                for queue in tpipe.queues:
-                    for slot in queue.slots:
-                        if slot.state != "free":
-                            self._held(launch, core_id, queue, slot)
+        for gate in launch.gates:
+            if gate.state != "free":
+                self._held(launch, gate)
+
+    #: How a held gate's state reads in the finding.
+    STATE_WORDS = {"writing": "being written", "handed_over": "handed over but not taken",
+                   "reading": "being read"}
 
     @staticmethod
-    def _held(launch, core_id, queue, slot) -> None:
-        position = getattr(queue.position, "name", str(queue.position))
+    def _held(launch, gate) -> None:
         launch.findings.report(
             "queue-misuse",
-            f"a tensor of TQue({position}) allocated here is still {slot.state} when the kernel "
-            f"ends ({queue.mem.name} bytes [{slot.addr}, {slot.addr + slot.nbytes}))",
-            slot.alloc_loc or ("<unknown>", 0),
-            hint="deque and free_tensor every allocated tensor before the kernel returns",
-            core=core_id, buffer=queue.mem.name, start=slot.addr, stop=slot.addr + slot.nbytes)
+            f"a {gate.label} taken here is still {QueueCheck.STATE_WORDS[gate.state]} when the "
+            f"kernel ends ({gate.space} bytes [{gate.lo}, {gate.hi}))",
+            gate.taken_at or ("<unknown>", 0), hint=launch.hint("gate-held"),
+            core=gate.core_id, buffer=gate.space, start=gate.lo, stop=gate.hi)

@@ -110,8 +110,7 @@ class RaceCheck:
         reads, writes = instr.reads, instr.writes  # (KernelChecks passes only accessing ones)
         clocks = self.clocks_of(core.core_id)
         epoch = (clocks.base + pipe, count, instr)
-        info = instr.info
-        atomic = bool(info and isinstance(info, dict) and info.get("atomic"))
+        atomic = bool(getattr(instr.record, "atomic", None))
         # The pipe's clock is one dict for the whole launch (joins update it in place, and
         # only a scalar access's auto-sync joins anything meanwhile), so one lookup serves
         # every access of the instruction.
@@ -311,8 +310,7 @@ class RaceCheck:
                 f"{instr.op} on {instr.pipe} {this} {what} that {earlier.op} on {earlier.pipe} "
                 f"{'wrote' if kind == 'write' else 'reads'}, with no synchronisation between "
                 "the two pipes", (earlier.loc, instr.loc),
-                hint=f"set_flag(HardEvent.{earlier.pipe}_{instr.pipe}) after the first and "
-                f"wait_flag before the second (or pass the tensor through a TQue)",
+                hint=self.launch.hint("race-pipes", first=earlier.pipe, second=instr.pipe),
                 core=me, buffer=self.describe_space(space), start=lo, stop=hi,
                 first=earlier.op, second=instr.op)
             return
@@ -324,9 +322,7 @@ class RaceCheck:
             + (" -- both write without atomics" if both_write else
                ", with no cross-core flag or sync_all between them"),
             (earlier.loc, instr.loc),
-            hint="give each core its own GM range, or use set_atomic_add"
-            if both_write else "cross_core_set_flag after the producer's copy-out and "
-            "cross_core_wait_flag before the consumer reads (or sync_all)",
+            hint=self.launch.hint("race-cores" if both_write else "race-cross-core"),
             core=me, buffer=self.describe_space(space), start=lo, stop=hi,
             other_core=other_core)
 

@@ -6,19 +6,20 @@ that covers any byte still unwritten. One numpy slice operation per access (a st
 for a strided record, so the gaps between its rows are neither read nor marked written). GM is
 initialised by the host and not checked.
 
-A ``data_copy_pad`` into a local buffer counts as writing the whole 32-byte blocks its rows land
-in: the pad bytes hold unspecified values, and computing over them (then storing only the real
-columns) is the documented idiom for rows that are not a multiple of 32 bytes.
+A copy marked ``whole_blocks`` (a padding copy) into a local buffer counts as writing the whole
+32-byte blocks its rows land in: the pad bytes hold unspecified values, and computing over them
+(then storing only the real columns) is the documented idiom for rows that are not a multiple
+of 32 bytes.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ascsim.isa.operands import BLOCK_BYTES
 from ascsim.sim.access import ranges, rows_of, strided
 
-BLOCK = 32
-PADDED_WRITES = frozenset({"data_copy_pad"})
+BLOCK = BLOCK_BYTES
 
 
 class UninitCheck:
@@ -32,7 +33,7 @@ class UninitCheck:
         # never become unwritten again, so a kernel reading and writing the same tiles every
         # iteration has each tile checked and marked once, not every time.
         self.written: set = set()
-        self.padded_done: set = set()  # data_copy_pad write records already marked
+        self.padded_done: set = set()  # whole-block write records already marked
 
     def _mask(self, core, space):
         mask = self.masks.get(space)
@@ -62,7 +63,7 @@ class UninitCheck:
                     self._report(core, instr, space, lo, hi, window, record)
         if not instr.writes:
             return
-        padded = instr.op in PADDED_WRITES
+        padded = getattr(instr.record, "whole_blocks", False)
         for record in instr.writes:
             space, lo, hi = record[0], record[1], record[2]
             if space[0] == "GM" or hi <= lo or record in (self.padded_done if padded
@@ -104,7 +105,7 @@ def _window(mask: np.ndarray, record, lo: int, hi: int) -> np.ndarray:
 
 
 def _padded(record) -> list:
-    """A ``data_copy_pad`` write widened to the whole 32-byte blocks its rows land in."""
+    """A whole-block write widened to the 32-byte blocks its rows land in."""
     space, lo, hi = record[0], record[1], record[2]
     if len(record) == 3:
         return [(space, lo - lo % BLOCK, -(-hi // BLOCK) * BLOCK)]

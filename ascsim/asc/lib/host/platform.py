@@ -1,7 +1,7 @@
 """``PlatformAscendC``: what the host tiling code may ask about the simulated SoC.
 
 pyasc gets it from ``PlatformAscendCManager.get_instance(soc_version)``; here it wraps an
-:class:`ascsim.hw.SocSpec`, by default the one :func:`ascsim.context.current_soc` selects.
+:class:`ascsim.hw.SocSpec`, by default the one :attr:`ascsim.session.SESSION.soc` selects.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from ascsim import context
 from ascsim.hw import SocSpec, get_soc
+from ascsim.session import SESSION
 from ascsim.tiling import default_core_count
 
 from .enums import CoreMemType
@@ -39,7 +39,7 @@ class PlatformAscendC:
 
     def __init__(self, soc: SocSpec | str | None = None) -> None:
         if soc is None:
-            soc = context.current_soc()
+            soc = SESSION.soc
         elif isinstance(soc, str):
             soc = get_soc(soc)
         elif not isinstance(soc, SocSpec):
@@ -105,5 +105,5 @@ class PlatformAscendCManager:
 
 
 def get_ascendc_platform() -> PlatformAscendC:
-    """The platform of the SoC being simulated (:func:`ascsim.context.current_soc`)."""
-    return PlatformAscendC(context.current_soc())
+    """The platform of the SoC being simulated (:attr:`ascsim.session.SESSION.soc`)."""
+    return PlatformAscendC(SESSION.soc)

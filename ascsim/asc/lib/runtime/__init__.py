@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ascsim import context
 from ascsim.asc.lib.runtime.support import (
     CoreType,
     DeviceInfoType,
@@ -12,6 +11,7 @@ from ascsim.asc.lib.runtime.support import (
     Memory,
     Stream,
 )
+from ascsim.session import SESSION
 
 __all__ = [
     "CoreType", "DeviceInfoType", "DeviceModuleType", "Function", "Kernel", "Memory", "Stream",
@@ -22,7 +22,7 @@ _STREAM = Stream(1)
 
 
 def use_model() -> None:
-    context.set_backend("Model")
+    SESSION.set_backend("Model")
 
 
 def use_npu() -> None:
@@ -44,13 +44,13 @@ def is_initialized() -> bool:
 
 
 def set_soc_version(platform) -> None:
-    context.set_soc(getattr(platform, "value", platform))
+    SESSION.set_soc(getattr(platform, "value", platform))
 
 
 def get_soc_version():
     from ascsim.asc.runtime.config import Platform
 
-    return Platform(context.current_soc().name)
+    return Platform(SESSION.soc.name)
 
 
 current_platform = get_soc_version
@@ -96,7 +96,7 @@ def device_info(module_type: DeviceModuleType, info_type: DeviceInfoType,
     answer = _INFO.get(key)
     if answer is None:
         raise ValueError(f"device_info{key} is not modelled; known: {sorted(_INFO)}")
-    return answer(context.current_soc())
+    return answer(SESSION.soc)
 
 
 def create_stream(priority: int = 0) -> Stream:
@@ -121,9 +121,7 @@ def synchronize_device() -> None:
 
 def current_tick() -> int:
     """Simulated cycles of the last kernel launched (0 before any launch)."""
-    from ascsim.session import SESSION
-
-    if not SESSION.reports:
+    report = SESSION.last_report
+    if report is None:
         return 0
-    report = SESSION.reports[-1]
-    return int(context.current_soc().us_to_cycles(report.device_time_us))
+    return int(SESSION.soc.us_to_cycles(report.device_time_us))

@@ -1,0 +1,490 @@
+"""The instruction records every front-end emits and the machine executes (``Core.execute``).
+
+Each record is a frozen, slotted tuple (a ``NamedTuple``: as cheap to build as a tuple, read by
+name). Its docstring states what it does to memory (*semantics*) and what it costs (*cost*), side
+by side; the constants in the cost formulas are the SoC table's (:mod:`ascsim.hw`) and are read
+by the machine's one cost model (:mod:`ascsim.sim.cost`). Operands are
+:class:`~ascsim.isa.operands.Region` s; every record carries ``loc``, the kernel source line
+that issued it (findings point there).
+
+Records that occupy a pipe start at ``max(pipe free, scalar unit issued it, gates of their
+regions, after)`` -- ``after`` is an extra dependency a front-end's protocol carries from an
+earlier record's completion (a message that must arrive first) -- and cost
+``scalar_cycles_per_call`` on the scalar unit to issue. The pipe a record runs on follows from
+the record (a copy's path, ``V`` for vector records, ``M`` for Mmad, ``FIX`` for FixPipe).
+
+A record never names a front-end's API: ``op`` is only the label shown in traces and findings.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NamedTuple
+
+import numpy as np
+
+from ascsim.isa.operands import Bursts, Region
+
+Location = tuple[str, int]
+
+#: Whose counters a cross-core set raises (ascend-hw §4.5): every core of the setter's kind
+#: (a barrier of that kind), the two AIVs of the setter's group, AIC <-> AIVs of one group, or
+#: one named core.
+CrossCoreScope = Literal["all_of_kind", "subblock_pair", "group", "unicast"]
+CROSS_CORE_SCOPES = ("all_of_kind", "subblock_pair", "group", "unicast")
+
+#: What a gate operation does: a producer takes the buffer (waits for its last readers), hands
+#: it over (its writes become visible), a consumer takes it, or gives it back.
+GateAction = Literal["acquire_write", "release_write", "acquire_read", "release_read"]
+GATE_ACTIONS = ("acquire_write", "release_write", "acquire_read", "release_read")
+
+
+# ============================================================================ data movement
+class Copy(NamedTuple):
+    """Move ``bursts`` from ``src`` to ``dst`` (a DMA transfer on MTE2, MTE3, MTE1 or FIX).
+
+    Semantics: block ``i`` of ``bursts.width`` bytes goes from byte ``src.offset + bursts.src +
+    i * bursts.src_pitch`` to ``dst.offset + bursts.dst + i * bursts.dst_pitch``; then, when
+    ``pad`` = ``(indices, value)``, the destination elements ``indices`` (counted from
+    ``dst.offset``) are set to ``value``. ``whole_blocks``: the destination's 32-byte blocks that
+    the rows land in count as written (their padding holds unspecified values). The path is
+    ``"{src.space}->{dst.space}"``; it must exist on the SoC, and only FixPipe (L0C->UB) reaches
+    another core's memory.
+
+    Timing-only form: ``src`` or ``dst`` None -- a side whose bytes the model does not hold (a
+    front-end that computes a whole region's values at once, as the Matmul API does, moves its
+    per-block operands this way). Then ``path`` names the path, nothing is moved, the accesses
+    are those of the regions given, ``runs`` (when not 0) is the number of DMA runs if they
+    are not the bursts' (the column runs of an NZ matrix), and ``gm`` names the GM bytes for the
+    L2 model: ``(buffer id, ByteRows)``; None: those of the GM region given; ``()``: none (a
+    GM read is then costed as a miss). ``values`` (with ``src`` None): a ``rows x width``
+    array of the destination's type that the copy delivers, one row per burst at the bursts'
+    destination pitch, combined with what is there by ``atomic`` (None, "add", "max", "min").
+
+    Cost: ``busy = startup(pipe) + nbytes / rate + (bursts - 1) * burst_gap`` with ``rate`` the
+    path's per-core rate (capped by the L2 port when one side is GM, times
+    ``gm_misaligned_bw_factor`` when the first GM byte is not 512-byte aligned); ``latency`` is
+    0 between local buffers, the L2 hit or HBM read latency for a GM read (the L2 model is asked
+    at the instruction's true start), the GM write latency for a GM write.
+    """
+
+    src: Region | None
+    dst: Region | None
+    bursts: Bursts
+    loc: Location
+    op: str = "copy"
+    pad: tuple | None = None
+    whole_blocks: bool = False
+    after: float = 0.0
+    path: str | None = None
+    gm: tuple | None = None
+    runs: int = 0
+    values: Any = None
+    atomic: str | None = None
+
+
+class IndexedCopy(NamedTuple):
+    """A copy that rearranges elements on the way (fractal loads: ND->NZ, 2-D/3-D loads).
+
+    Semantics: ``dst[dst_index] = src[src_index]`` with indices in elements from each region's
+    offset; where ``src_index`` is negative the element is ``fill`` (zero: the DMA's fill of a
+    fractal row a matrix row ends in; a Load3D's padding value). The index arrays have equal
+    shapes; ``dst_index`` None means the first ``src_index.size`` elements in order.
+
+    Cost: as :class:`Copy` over ``nbytes`` bytes in ``bursts`` bursts (the instruction's own
+    counts: a fractal load moves whole 512-byte fractals). ``gm_rows`` = ``(first elements,
+    row elements)`` of the GM side, for the L2 model (None: costed as a miss).
+    """
+
+    src: Region
+    dst: Region
+    src_index: np.ndarray
+    dst_index: np.ndarray | None
+    nbytes: int
+    bursts: int
+    loc: Location
+    op: str = "load"
+    gm_rows: tuple | None = None
+    fill: Any = 0
+    after: float = 0.0
+
+
+# ============================================================================ vector unit
+class Vector(NamedTuple):
+    """One element-wise vector instruction: ``dst = f(*srcs, *scalars)`` (``V`` pipe).
+
+    Semantics: ``op`` names a row of the machine's vector table (:mod:`ascsim.sim.exec_vector`)
+    giving ``f`` and its cost class. Count form (``lanes`` None): the first ``dst.count``
+    elements of every operand. Mask/repeat form: ``lanes`` holds one element index array per
+    operand, destination first (see :func:`~ascsim.isa.operands.repeat_indices`), and
+    ``repeats`` the repeat count. fp16/bf16 operands are computed in fp32 and rounded once to
+    ``dst``'s type; a scalar has its source's type. ``attrs``: the op's own parameters (a
+    cast's ``(rounding mode, the mode's name in the front-end's words)``; the modes are
+    :mod:`ascsim.sim.numerics`'s ``rint floor ceil round trunc odd none``). Masked-off lanes
+    keep their old values.
+
+    Cost: ``busy = max(ceil(repeats * 256 / bytes_per_cycle) * throughput_factor, repeats *
+    cycles_per_repeat_min) * vector_ub_bank_conflict_factor`` of the op's cost class and the
+    sources' type; the result is ready ``latency`` cycles later. Count form: ``repeats =
+    ceil(count * widest element / 256)``.
+    """
+
+    op: str
+    dst: Region
+    srcs: tuple
+    loc: Location
+    scalars: tuple = ()
+    lanes: tuple | None = None
+    repeats: int = 0
+    attrs: Any = None
+    after: float = 0.0
+
+
+class VectorCompare(NamedTuple):
+    """Compare element-wise and write one bit per lane (``V`` pipe, cost class ``compare``).
+
+    Semantics: bit ``bits[i]`` of ``dst`` (bytes, least significant bit first) = ``cmp(a_i,
+    b_i)`` where ``a`` is ``srcs[0]`` at ``lanes[0]``, ``b`` is ``srcs[1]`` at ``lanes[1]`` or
+    the scalar; ``cmp`` is one of ``lt gt eq le ge ne``. Other bits keep their values.
+    Cost: as :class:`Vector` over ``repeats``.
+    """
+
+    cmp: str
+    dst: Region
+    srcs: tuple
+    lanes: tuple
+    bits: np.ndarray
+    repeats: int
+    loc: Location
+    scalar: Any = None
+    op: str = "compare"
+    after: float = 0.0
+
+
+class VectorSelect(NamedTuple):
+    """Choose per lane between two sources by a bit mask (``V`` pipe, cost class ``select``).
+
+    Semantics: ``dst[lanes[0]] = srcs[0][lanes[1]] if bit bits[i] of mask else srcs[1][lanes[2]]``
+    (or the scalar when ``srcs`` has one region). Cost: as :class:`Vector` over ``repeats``.
+    """
+
+    dst: Region
+    mask: Region
+    srcs: tuple
+    lanes: tuple
+    bits: np.ndarray
+    repeats: int
+    loc: Location
+    scalar: Any = None
+    op: str = "select"
+    after: float = 0.0
+
+
+class VectorReduce(NamedTuple):
+    """Reduce lanes of ``src`` to ``dst[0]`` (``V`` pipe).
+
+    Semantics: ``dst[0] = reduce(src[lanes])`` with ``how`` one of ``sum max min`` (a sum is
+    accumulated in double precision and rounded once); with ``index``, ``dst[1]`` holds, as the
+    bits of an unsigned integer of ``dst``'s width, ``lane_numbers`` of the first max/min.
+    ``work``: a scratch region the instruction may use (touched for the checks).
+
+    Cost: a first pass over ``repeats`` repeats, then ``ceil(log8(repeats))`` passes over the
+    partial results, each exposing the op's latency: ``busy = issue(repeats) + latency *
+    passes``.
+    """
+
+    how: str
+    dst: Region
+    src: Region
+    lanes: np.ndarray
+    lane_numbers: np.ndarray
+    index: bool
+    repeats: int
+    loc: Location
+    work: Region | None = None
+    op: str = "reduce"
+    after: float = 0.0
+
+
+class VectorGather(NamedTuple):
+    """Gather elements by byte offsets (``V`` pipe, cost class ``transpose``).
+
+    Semantics: ``dst[i] = src`` at byte ``base + offsets[i]`` (counted from ``src.offset``) for
+    ``i < count``; ``offsets`` holds 32-bit unsigned byte offsets, each a multiple of the
+    element size. Reads are recorded as the elements gathered, not their hull.
+    Cost: as :class:`Vector` over ``ceil(count * element size / 256)`` repeats.
+    """
+
+    dst: Region
+    src: Region
+    offsets: Region
+    base: int
+    count: int
+    loc: Location
+    op: str = "gather"
+    after: float = 0.0
+
+
+class VectorSequence(NamedTuple):
+    """A library routine that is a chain of dependent vector instructions (``V`` pipe).
+
+    Semantics: ``fn`` is the routine's numerical definition: called with a view of each region
+    of ``srcs`` (all ``count`` elements, in their stored types), it returns one array per
+    destination region (``dst``: one region or a tuple of them), each of that region's element
+    count (or ``(element indices, values)`` to write only those), rounded once to its type.
+    Every result is computed before any is stored, so outputs may alias inputs. ``extra``:
+    regions the routine also reads; ``scratch``: scratch buffers it may use (both recorded for
+    the checks and ordered by their gates).
+
+    Cost: the steps in order, each waiting for the previous one's result: ``busy = sum(latency
+    of the previous step + vector_step_cycles + issue(step))`` in cost type ``dtype``,
+    ``latency`` = the last step's; a step is a cost class (over ``repeats``) or ``(cost class,
+    repeats)``. The scalar unit issues every step (``scalar_cycles_per_call`` each).
+    """
+
+    op: str
+    dst: Any
+    srcs: tuple
+    fn: Any
+    steps: tuple
+    repeats: int
+    dtype: str
+    loc: Location
+    extra: tuple = ()
+    scratch: tuple = ()
+    after: float = 0.0
+
+
+# ============================================================================ cube unit
+class Mmad(NamedTuple):
+    """``C (+)= A . B (+ bias)`` on the Cube (``M`` pipe).
+
+    Semantics: ``a`` (L0A, ``m x k`` in the SoC's L0A fractal layout), ``b`` (L0B, ``k x n``,
+    ZN fractals), ``dst`` (L0C, ``m x n`` NZ fractals of 16x16, fp32 or int32). fp16/bf16
+    products are exact and summed in fp32; int8 in int32. The initial C is ``bias`` (a BT row
+    broadcast down the rows, or an L0C matrix), else ``dst`` itself when ``accumulate``, else
+    zero. A record with ``dst`` None is timing-only: a front-end that computes a whole region's
+    product at once (:class:`CubeProduct`) emits its steps this way.
+
+    Cost: ``busy = startup + ceil(m/16) * ceil(n/16) * ceil(k / k_step[dtype])`` cycles (the
+    CubeCost of the SoC table), no extra latency.
+    """
+
+    m: int
+    n: int
+    k: int
+    dtype: str
+    loc: Location
+    dst: Region | None = None
+    a: Region | None = None
+    b: Region | None = None
+    bias: Region | None = None
+    accumulate: bool = False
+    op: str = "mmad"
+    after: float = 0.0
+
+
+class FixPipe(NamedTuple):
+    """Move a result out of L0C (``FIX`` pipe): to GM, L1 or (where the path exists) an AIV's UB.
+
+    Semantics (``src`` given): for ND matrix ``i < nd_num``, row ``r < m``, column ``c < n``,
+    the L0C element at ``i * src_nd_stride * 256 + (c // 16) * src_stride * 16 + r * 16 + c %
+    16`` goes to ``dst`` at ``i * dst_nd_stride + r * dst_stride + c`` (``layout`` "ND") or at
+    ``i * dst_nd_stride + (c // c0) * dst_stride * c0 + r * c0 + c % c0`` ("NZ"), after an
+    optional ReLU and a conversion to ``dst``'s type (round to nearest even). ``sub_block``:
+    an L0C->UB move writes the UB of that AIV of the caller's group (``dst`` names an address
+    in UB).
+
+    Cost: as a :class:`Copy` of the destination bytes in ``nd_num * m`` row bursts (ND) or
+    ``nd_num * n / c0`` strip bursts (NZ), and no faster than the L0C read port moves the
+    source's whole 16-column strips.
+
+    Block form (``src`` None; the result of a region computed at once, see
+    :class:`CubeProduct`): ``values`` (an ``m x n`` array, or None for timing only) is written
+    to ``dst`` rows of ``dst_stride`` elements, combined with what is there by ``atomic``
+    (None, "add", "max", "min"); ``path`` names the path when ``dst`` is None (a workspace the
+    model does not hold). Cost: as a :class:`Copy` of ``m * n`` elements of ``dtype`` in ``m``
+    row bursts, without GM addresses for the L2 model and without the read-port floor.
+    """
+
+    dst: Region | None
+    m: int
+    n: int
+    loc: Location
+    src: Region | None = None
+    nd_num: int = 1
+    src_nd_stride: int = 0
+    src_stride: int = 0
+    dst_nd_stride: int = 0
+    dst_stride: int = 0
+    layout: str = "ND"
+    c0: int = 16
+    relu: bool = False
+    convert: bool = False
+    values: Any = None
+    atomic: str | None = None
+    sub_block: int | None = None
+    path: str | None = None
+    dtype: Any = None
+    op: str = "fixpipe"
+    after: float = 0.0
+
+
+class CubeProduct(NamedTuple):
+    """Start the product ``a @ b (+ bias)`` of a whole region of a matrix (numpy operands in
+    their stored types), accumulated as :class:`Mmad` accumulates; ``execute`` returns a handle
+    whose ``result()`` is the accumulator-typed product. No pipe time: the region's Mmad
+    records (timing-only) carry the cost."""
+
+    a: Any
+    b: Any
+    bias: Any
+    loc: Location
+
+
+# ============================================================================ scalar unit
+class ScalarLoad(NamedTuple):
+    """Read element 0 of ``src`` into the scalar unit; ``execute`` returns the value.
+
+    Cost: a local buffer: ``scalar_ld_st_cycles`` on the ``S`` pipe; GM: the GM read latency on
+    the scalar unit (it stalls).
+    """
+
+    src: Region
+    loc: Location
+    op: str = "scalar_load"
+
+
+class ScalarStore(NamedTuple):
+    """Write ``value`` to element 0 of ``dst`` from the scalar unit. Cost: as
+    :class:`ScalarLoad` (GM: the write latency)."""
+
+    dst: Region
+    value: Any
+    loc: Location
+    op: str = "scalar_store"
+
+
+class ScalarOps(NamedTuple):
+    """``count`` scalar instructions (address arithmetic, parameter set-up) that issue nothing
+    to another pipe. Cost: ``count * scalar_cycles_per_call`` on the scalar unit."""
+
+    count: int
+    loc: Location
+
+
+# ============================================================================ synchronisation
+class SetFlag(NamedTuple):
+    """Raise event ``event_id`` from pipe ``src`` to pipe ``dst`` once everything queued on
+    ``src`` has completed. Cost: issue only; the matching wait sees it ``flag_latency_cycles``
+    later. Setting an event that is set and not yet waited for is a ``flag-misuse``."""
+
+    src: str
+    dst: str
+    event_id: int
+    loc: Location
+
+
+class WaitFlag(NamedTuple):
+    """Hold pipe ``dst`` until event ``event_id`` from ``src`` is raised, and consume it. A wait
+    with no set before it is a ``flag-misuse`` (the device would wait forever)."""
+
+    src: str
+    dst: str
+    event_id: int
+    loc: Location
+
+
+class PipeBarrier(NamedTuple):
+    """Later work on ``pipe`` waits for all earlier work on it; ``"ALL"``: every pipe and the
+    scalar unit wait for everything issued so far."""
+
+    pipe: str
+    loc: Location
+
+
+class CrossCoreSet(NamedTuple):
+    """Raise cross-core flag ``flag`` once everything queued on ``pipe`` has completed.
+
+    ``scope`` decides whose counters the set raises: ``all_of_kind`` -- every core of the
+    setter's kind, once all of them have set (a barrier); ``subblock_pair`` -- both AIVs of the
+    group, once both have set; ``group`` -- an AIC's set raises both of its AIVs, the AIC is
+    raised once both AIVs have set; ``unicast`` -- the core ``target`` only. A counter holds at
+    most 15 unconsumed sets. Cost: issue only; the waiter sees it
+    ``cross_core_flag_latency_cycles`` later.
+    """
+
+    flag: int
+    scope: CrossCoreScope
+    pipe: str
+    loc: Location
+    target: int | None = None
+
+
+class CrossCoreWait(NamedTuple):
+    """Hold ``pipe`` until this core's counter of cross-core flag ``flag`` is raised, then take
+    one off. A wait that no running core can satisfy is a deadlock report naming the cores,
+    the flag and ``loc``; ``who`` describes, for that report, who should have set it."""
+
+    flag: int
+    pipe: str
+    loc: Location
+    who: str = ""
+
+
+class CoreBarrier(NamedTuple):
+    """Every core of the caller's kind (``everyone``: every core of the launch) finishes its
+    queued work before any of them goes on (``used_cores``: only the first so many take part).
+    Cost: the latest arrival plus ``cross_core_flag_latency_cycles``."""
+
+    everyone: bool
+    loc: Location
+    used_cores: int | None = None
+
+
+class Handoff(NamedTuple):
+    """A message that some protocol defines (the Matmul server's answers to its AIVs): this
+    core's ``pipe`` waits until the message, sent by ``src_core``'s ``src_pipe`` at cycle
+    ``at``, has crossed its ``link`` (``cross_core``: ``cross_core_flag_latency_cycles``;
+    ``flag``: an intra-core event, ``flag_latency_cycles``; ``none``). Drawn as a flow arrow;
+    an ordering edge for the race checks. Cost: none of its own."""
+
+    src_core: int
+    src_pipe: str
+    pipe: str
+    at: float
+    loc: Location
+    link: str = "cross_core"
+
+
+class Request(NamedTuple):
+    """A request from this core to ``server``, a core of its group that serves it (the Matmul
+    server on the AIC). ``execute`` returns the cycle it arrives: now plus
+    ``cross_core_flag_latency_cycles`` (now, when a core serves itself). Requests are served in
+    the order they arrive in simulated time. Cost: one call on the scalar unit."""
+
+    server: int
+    loc: Location
+
+
+class GateOp(NamedTuple):
+    """A step of a buffer gate's hand-over protocol (a queue slot's alloc, enque, deque, free).
+
+    ``acquire_write``: the producer takes the buffer; its writes wait for the last use before
+    (plus ``flag_latency_cycles`` when there was one). ``release_write``: the producer hands it
+    over; the consumer's accesses start no earlier than the producer's last access plus
+    ``flag_latency_cycles``. ``acquire_read`` / ``release_read``: the consumer takes and gives
+    back the buffer (ordering for the race checks, no time of their own). Cost: issue only.
+    """
+
+    gate: Any
+    action: GateAction
+    loc: Location
+
+
+__all__ = [
+    "CROSS_CORE_SCOPES", "GATE_ACTIONS", "Copy", "CoreBarrier", "CrossCoreScope", "CrossCoreSet",
+    "CrossCoreWait", "CubeProduct", "FixPipe", "GateAction", "GateOp", "Handoff", "IndexedCopy",
+    "Location", "Mmad", "PipeBarrier", "Request", "ScalarLoad", "ScalarOps", "ScalarStore",
+    "SetFlag", "Vector", "VectorCompare", "VectorGather", "VectorReduce", "VectorSelect",
+    "VectorSequence", "WaitFlag",
+]

@@ -1,0 +1,207 @@
+"""The machine's one cost model: what each instruction record costs, in core cycles.
+
+:func:`cost_table` compiles the SoC table (:mod:`ascsim.hw`) once per SoC into a
+:class:`CostTable` that the executors ask:
+
+* **vector** -- ``busy = max(ceil(repeats * bytes_per_repeat / bytes_per_cycle) *
+  throughput_factor, repeats * cycles_per_repeat_min) * vector_ub_bank_conflict_factor``, and the
+  op's ``latency`` (``VectorCost.cycles``); a chain of dependent steps (a library routine) adds
+  each step's issue time, the previous step's latency and ``vector_step_cycles``.
+* **transfer** (MTE1, MTE2, MTE3, FixPipe) -- ``busy = startup(pipe) + nbytes / rate + (bursts -
+  1) * burst_gap`` occupies the pipe; the result is ready ``latency`` cycles later.
+
+  - ``rate`` is the path's per-core engine rate from the SoC table (ini ``*_rate``). A path that
+    reads or writes GM is further capped by the core's L2 port (ini ``l2_read_rate`` /
+    ``l2_write_rate`` [S7]): all MTE traffic to GM goes through L2 [S1], so a core streams at its
+    L2 port rate whether the lines hit or are being filled from HBM. What HBM limits is the chip
+    as a whole: the launch's HBM traffic (read misses, writes L2 cannot keep) at the chip's HBM
+    bandwidth bounds the launch time (see :mod:`ascsim.sim.l2` and ``Launch._report``). That is
+    how the GM bandwidth is shared by the cores running at once: each core at its port rate, all
+    of them together no faster than HBM.
+  - A GM transfer whose first byte is not 512-byte aligned reaches only
+    ``gm_misaligned_bw_factor`` of the rate [S17].
+  - ``latency`` for a GM read is the L2 hit latency when every line is already in L2 and the
+    HBM read latency when some line is read for the first time (:meth:`L2Cache.read`), asked at
+    the instruction's true start; for a GM write it is the write-completion latency. Paths
+    between local buffers have no latency beyond their startup.
+* **cube** -- ``CubeCost.mmad_cycles``; FixPipe cannot outrun its L0C read port
+  (``L0C->L1`` rate of the AIC).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from ascsim.hw import SocSpec
+from ascsim.hw.spec import BUFFER_NAMES, PATH_PIPE
+from ascsim.isa.operands import REPEAT_BYTES, required_alignment
+from ascsim.sim.l2 import LINE_BYTES
+
+#: The TimingParams field with each pipe's fixed start-up cycles per transfer instruction.
+STARTUP_FIELD = {"MTE1": "mte1_startup_cycles", "MTE2": "mte2_startup_cycles",
+                 "MTE3": "mte3_startup_cycles", "FIX": "fixpipe_startup_cycles"}
+
+#: Distinct (op, type, repeats) combinations a table remembers before it starts afresh; kernels
+#: issue the same few over and over, so this only bounds pathological kernels.
+VECTOR_CACHE_LIMIT = 1 << 14
+
+
+class PathCost:
+    """What the cost of a transfer on one path of one kind of core depends on, read from the SoC
+    table once: the pipe, its start-up cycles, the per-core rate (capped by the L2 port when
+    one side is GM) and the timing constants of GM transfers."""
+
+    __slots__ = ("path", "pipe", "startup", "rate", "burst_gap", "reads_gm", "touches_gm",
+                 "misaligned_factor", "l2_hit_latency", "read_latency", "write_latency")
+
+    def __init__(self, soc: SocSpec, core_kind: str, path: str):
+        timing = soc.timing
+        self.path = path
+        self.pipe = PATH_PIPE[path]
+        src, dst = path.split("->")
+        self.startup = getattr(timing, STARTUP_FIELD[self.pipe], 0) \
+            if self.pipe in STARTUP_FIELD else 0
+        self.reads_gm = src == "GM"
+        self.touches_gm = src == "GM" or dst == "GM"
+        bw = soc.core_bw("aic" if core_kind == "AIC" else "aiv")
+        self.rate = bw.for_path(path, l2_hit=True) if self.touches_gm else bw.for_path(path)
+        self.burst_gap = timing.burst_gap_cycles
+        self.misaligned_factor = timing.gm_misaligned_bw_factor
+        self.l2_hit_latency = timing.l2_hit_latency_cycles
+        self.read_latency = timing.gm_read_latency_cycles
+        self.write_latency = timing.gm_write_latency_cycles
+
+
+class CostTable:
+    """The cost model of one SoC, compiled once (see :func:`cost_table`)."""
+
+    def __init__(self, soc: SocSpec):
+        self.soc = soc
+        timing = soc.timing
+        self.bank_factor = timing.vector_ub_bank_conflict_factor
+        self.step_cycles = timing.vector_step_cycles
+        self.scalar_per_call = timing.scalar_cycles_per_call
+        self._vector: dict = {}
+        self._paths: dict = {}
+        #: Required operand alignment by memory space (a plain dict: looked up per operand).
+        self.alignment = {space: required_alignment(soc.alignment, space)
+                          for space in (*BUFFER_NAMES, "GM")}
+        self._routes: dict = {}
+        self._read_port = {kind: soc.core_bw(kind.lower()).for_path("L0C->L1")
+                           for kind in ("AIC",)}
+
+    # ------------------------------------------------------------------ data paths
+    def path(self, core_kind: str, path: str) -> PathCost | None:
+        """The :class:`PathCost` of ``path`` on ``core_kind``, or None when the SoC lacks it."""
+        key = (core_kind, path)
+        cost = self._paths.get(key, False)
+        if cost is False:
+            cost = None
+            if path in PATH_PIPE and self.soc.has_path(path):
+                cost = PathCost(self.soc, core_kind, path)
+            self._paths[key] = cost
+        return cost
+
+    def route(self, core_kind: str, src_space: str, dst_space: str) -> PathCost | None:
+        """:meth:`path` of the move from ``src_space`` to ``dst_space`` (one dict look-up)."""
+        key = (core_kind, src_space, dst_space)
+        cost = self._routes.get(key, False)
+        if cost is False:
+            cost = self._routes[key] = self.path(core_kind, f"{src_space}->{dst_space}")
+        return cost
+
+    def transfer(self, core, cost: PathCost, nbytes: int, bursts: int, gm, start: float):
+        """(busy, latency) of moving ``nbytes`` in ``bursts`` bursts along ``cost``'s path,
+        starting at cycle ``start``.
+
+        ``gm``: the GM bytes the transfer touches (offsets within the buffer), for the L2
+        model: ``(buffer_id, starts, ends)`` with one range per burst, or ``(buffer_id, rows)``
+        with a :class:`~ascsim.sim.access.ByteRows` of at least one row. Without it a GM read
+        is costed as a miss.
+        """
+        bursts = max(1, bursts)
+        if not cost.touches_gm:
+            return nbytes / cost.rate + cost.startup + (bursts - 1) * cost.burst_gap, 0.0
+        first = _first_byte(gm)
+        rate = cost.rate
+        if first is not None and first % LINE_BYTES:
+            rate *= cost.misaligned_factor
+        busy = nbytes / rate + cost.startup + (bursts - 1) * cost.burst_gap
+        cache = core.launch.l2
+        if cost.reads_gm:
+            if first is None:
+                cache.unknown_read(nbytes)
+                return busy, float(cost.read_latency)
+            return busy, _l2_read(cache, gm, start, cost)
+        if first is not None:
+            _l2_write(cache, gm, start + busy)
+        return busy, float(cost.write_latency)
+
+    def l0c_read_cycles(self, nbytes: int) -> float:
+        """FixPipe's floor: the L0C bytes it reads through its read port, plus its start-up."""
+        return nbytes / self._read_port["AIC"] + self.soc.timing.fixpipe_startup_cycles
+
+    # ------------------------------------------------------------------ vector unit
+    def vector(self, op_class: str, dtype, repeats: int,
+               bytes_per_repeat: int = REPEAT_BYTES) -> tuple[float, float]:
+        """(busy, latency) of ``repeats`` repeats of a vector instruction of ``op_class`` on
+        ``dtype`` (a numpy dtype or a type name)."""
+        key = (op_class, dtype, repeats, bytes_per_repeat)
+        entry = self._vector.get(key)
+        if entry is None:
+            if len(self._vector) >= VECTOR_CACHE_LIMIT:
+                self._vector.clear()
+            name = dtype if isinstance(dtype, str) else dtype.name
+            busy, latency = self.soc.vector_cost(op_class, name).cycles(
+                max(1, repeats), bytes_per_repeat)
+            entry = self._vector[key] = (busy * self.bank_factor, latency)
+        return entry
+
+    def sequence(self, steps, dtype_name: str, repeats: int) -> tuple[float, float]:
+        """(busy, latency) of dependent vector steps, each over ``repeats`` repeats (or its own
+        count: a ``(cost class, repeats)`` pair): each step waits for the previous one's
+        result and pays the barrier's bubble before it issues."""
+        busy = 0.0
+        latency = 0.0
+        step_cycles = self.step_cycles
+        for step in steps:
+            op, n = (step, repeats) if isinstance(step, str) else step
+            b, lat = self.vector(op, dtype_name, n)
+            busy += latency + step_cycles + b
+            latency = lat
+        return busy, latency
+
+    # ------------------------------------------------------------------ cube unit
+    def mmad(self, m: int, n: int, k: int, dtype_name: str) -> float:
+        return self.soc.cube.mmad_cycles(m, n, k, dtype_name)
+
+
+@lru_cache(maxsize=32)
+def cost_table(soc: SocSpec) -> CostTable:
+    """The compiled cost model of ``soc`` (one per SoC for the life of the process)."""
+    return CostTable(soc)
+
+
+def _first_byte(gm) -> int | None:
+    """The first burst's first GM byte, or None when ``gm`` names no bytes."""
+    if gm is None:
+        return None
+    if len(gm) == 2:
+        return gm[1].first
+    starts = np.asarray(gm[1])
+    return int(starts.flat[0]) if starts.size else None
+
+
+def _l2_read(cache, gm, t: float, cost: PathCost) -> float:
+    if len(gm) == 2:
+        return cache.read_rows(gm[0], gm[1], t, cost.l2_hit_latency, cost.read_latency)[0]
+    return cache.read(gm[0], gm[1], gm[2], t, cost.l2_hit_latency, cost.read_latency)[0]
+
+
+def _l2_write(cache, gm, t: float) -> None:
+    if len(gm) == 2:
+        cache.write_rows(gm[0], gm[1], t)
+    else:
+        cache.write(gm[0], gm[1], gm[2], t)

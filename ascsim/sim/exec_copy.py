@@ -1,0 +1,203 @@
+"""Executors of the data-movement records: :class:`Copy`, :class:`IndexedCopy` and the scalar
+unit's loads and stores (semantics and costs: :mod:`ascsim.isa.instr`).
+
+A copy moves its bytes with one numpy assignment (a strided view on each side for many equal
+blocks), records one access per side (a strided record when the blocks are apart, so cores
+writing interleaved rows of one matrix are not taken for overlapping writers), counts the bytes
+on its path, and is priced at its true start, so the L2 model sees each GM transfer when it
+really happens.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ascsim.isa.errors import KernelError
+from ascsim.isa.instr import Copy, IndexedCopy, ScalarLoad, ScalarStore
+from ascsim.isa.operands import Bursts, Region
+from ascsim.sim.access import ByteRows, strided
+from ascsim.sim.views import (
+    check_alignment,
+    gates_done,
+    gates_ready,
+    raw_bytes,
+    span,
+    view,
+    write_rows,
+)
+
+
+def route(core, src: Region, dst: Region, loc):
+    """The :class:`~ascsim.sim.cost.PathCost` of a move from ``src`` to ``dst``, or a clear
+    error when the SoC has no such path or the core cannot reach one of the memories."""
+    src_mem, dst_mem = src.mem, dst.mem
+    cost = core.costs.route(core.kind, src_mem.space, dst_mem.space)
+    if cost is None:
+        raise KernelError(f"there is no {src_mem.space}->{dst_mem.space} data path on "
+                          f"{core.soc.name}", loc)
+    me = core.core_id
+    if cost.path != "L0C->UB" and (getattr(dst_mem, "core_id", me) != me
+                                   or getattr(src_mem, "core_id", me) != me):
+        # An AIC names its AIVs' UB only as a FixPipe destination (ascend-hw §2.4).
+        raise KernelError(f"{cost.path}: the {core.kind} cannot reach another core's "
+                          "local memory (an AIC writes its AIVs' UB only by FixPipe L0C->UB)",
+                          loc)
+    return cost
+
+
+def _move_bursts(dst_bytes: np.ndarray, src_bytes: np.ndarray, bursts: Bursts) -> None:
+    """Move the blocks between the raw byte spans of their hulls."""
+    width = bursts.width
+    if bursts.count == 1:
+        dst_bytes[:width] = src_bytes[:width]
+        return
+    # One (blocks x width) strided view on each side; the hulls end at the last block, so the
+    # views fit the spans exactly.
+    shape = (bursts.count, width)
+    np.ndarray(shape, np.uint8, dst_bytes, 0, (bursts.dst_pitch, 1))[...] = (
+        np.ndarray(shape, np.uint8, src_bytes, 0, (bursts.src_pitch, 1)))
+
+
+def _block_access(region: Region, bursts: Bursts, side: int, lo: int, hi: int) -> tuple:
+    first, pitch = bursts.side(side)
+    key, base = region.mem.key, region.offset
+    if bursts.count == 1 or pitch == bursts.width:
+        return (key, base + lo, base + hi)
+    return strided(key, base + first, bursts.width, pitch, bursts.count)
+
+
+def _gm_rows(region: Region, bursts: Bursts, side: int):
+    """``(buffer id, ByteRows)`` of the GM side of a copy, for the L2 model."""
+    first, pitch = bursts.side(side)
+    return region.mem.id, ByteRows(region.offset + first, bursts.width, pitch, bursts.count)
+
+
+def execute_copy(core, rec: Copy):
+    src, dst, bursts, loc = rec.src, rec.dst, rec.bursts, rec.loc
+    if src is None or dst is None:
+        return _timing_only_copy(core, rec)
+    cost = route(core, src, dst, loc)
+    check_alignment(core, rec.op, (dst, src), loc)
+    total = bursts.nbytes
+    if total:
+        s_lo, s_hi = bursts.hull(0)
+        d_lo, d_hi = bursts.hull(1)
+        _move_bursts(raw_bytes(core, dst, d_lo, d_hi, loc), raw_bytes(core, src, s_lo, s_hi, loc),
+                     bursts)
+        reads = (_block_access(src, bursts, 0, s_lo, s_hi),)
+        writes = (_block_access(dst, bursts, 1, d_lo, d_hi),)
+        gm = (_gm_rows(src, bursts, 0) if cost.reads_gm else
+              _gm_rows(dst, bursts, 1) if cost.touches_gm else None)
+    else:
+        reads = writes = ()
+        gm = None
+    if rec.pad is not None:
+        where, value = rec.pad
+        view(core, dst, 0, int(where.max()) + 1, loc)[where] = value
+    core.count_bytes(cost.path, total)
+    ready = gates_ready((src, dst))
+    start = core.begin(cost.pipe, ready if ready > rec.after else rec.after)
+    busy, latency = core.costs.transfer(core, cost, total, bursts.count, gm, start)
+    instr = core.place(cost.pipe, rec.op, start, busy, latency, loc, reads, writes, rec)
+    gates_done((src, dst), instr.done)
+    return instr
+
+
+def _timing_only_copy(core, rec: Copy):
+    """A copy one side of which the model does not hold: priced and recorded, nothing moved."""
+    cost = core.costs.path(core.kind, rec.path)
+    if cost is None:
+        raise KernelError(f"there is no {rec.path} data path on {core.soc.name}", rec.loc)
+    bursts = rec.bursts
+    total = bursts.nbytes
+    reads = writes = ()
+    if rec.values is not None and rec.dst is not None and total:
+        size = rec.dst.dtype.itemsize
+        write_rows(core, rec.dst.at(bursts.dst // size), bursts.count, bursts.width // size,
+                   bursts.dst_pitch // size, rec.values, rec.atomic, rec.loc)
+    if total:
+        if rec.src is not None:
+            reads = (_block_access(rec.src, bursts, 0, *bursts.hull(0)),)
+        if rec.dst is not None:
+            writes = (_block_access(rec.dst, bursts, 1, *bursts.hull(1)),)
+    gm = rec.gm
+    if gm == ():
+        gm = None
+    elif gm is None and total and cost.touches_gm:
+        side = rec.src if cost.reads_gm else rec.dst
+        if side is not None:
+            gm = _gm_rows(side, bursts, 0 if cost.reads_gm else 1)
+    core.count_bytes(cost.path, total)
+    regions = (rec.src, rec.dst)
+    ready = gates_ready(regions)
+    start = core.begin(cost.pipe, ready if ready > rec.after else rec.after)
+    busy, latency = core.costs.transfer(core, cost, total, rec.runs or bursts.count, gm, start)
+    instr = core.place(cost.pipe, rec.op, start, busy, latency, rec.loc, reads, writes, rec)
+    gates_done(regions, instr.done)
+    return instr
+
+
+def execute_indexed_copy(core, rec: IndexedCopy):
+    src, dst, loc = rec.src, rec.dst, rec.loc
+    cost = route(core, src, dst, loc)
+    check_alignment(core, rec.op, (dst, src), loc)
+    src_idx = rec.src_index.reshape(-1)
+    valid = src_idx >= 0
+    complete = bool(valid.all())
+    src_view, read = span(core, src, src_idx if complete else src_idx[valid], loc)
+    if rec.dst_index is None:  # the first elements, in order: a slice, not a scatter
+        dst_idx = slice(0, src_idx.size)
+        dst_view = view(core, dst, 0, src_idx.size, loc)
+        write = dst.access(0, src_idx.size) if src_idx.size else None
+    else:
+        dst_idx = rec.dst_index.reshape(-1)
+        dst_view, write = span(core, dst, dst_idx, loc)
+    if src_idx.size:
+        if complete:
+            dst_view[dst_idx] = src_view[src_idx].view(dst.dtype)
+        else:
+            # Rows that end mid-fractal (the DMA zero-fills the rest of the 32-byte block), or
+            # a Load3D's padding positions.
+            values = np.full(src_idx.shape, rec.fill, dtype=dst.dtype)
+            values[valid] = src_view[src_idx[valid]].view(dst.dtype)
+            dst_view[dst_idx] = values
+    core.count_bytes(cost.path, rec.nbytes)
+    gm = None
+    if rec.gm_rows is not None and cost.touches_gm:
+        first, row = rec.gm_rows
+        side = src if cost.reads_gm else dst
+        size = side.dtype.itemsize
+        starts = side.offset + np.asarray(first).reshape(-1).astype(np.int64) * size
+        if starts.size:
+            gm = (side.mem.id, starts, starts + row * size)
+    ready = gates_ready((src, dst))
+    start = core.begin(cost.pipe, ready if ready > rec.after else rec.after)
+    busy, latency = core.costs.transfer(core, cost, rec.nbytes, rec.bursts, gm, start)
+    instr = core.place(cost.pipe, rec.op, start, busy, latency, loc,
+                       (read,) if read else (), (write,) if write else (), rec)
+    gates_done((src, dst), instr.done)
+    return instr
+
+
+def execute_scalar_load(core, rec: ScalarLoad):
+    src, loc = rec.src, rec.loc
+    if src.mem.space == "GM":
+        core.scalar_work(core.timing.gm_read_latency_cycles)  # the scalar unit stalls
+        return view(core, src, 0, 1, loc)[0]
+    core.issue("S", rec.op, core.timing.scalar_ld_st_cycles, 0, loc, reads=(src.access(0, 1),),
+               ready=gates_ready((src,)), record=rec)
+    return view(core, src, 0, 1, loc)[0].item()
+
+
+def execute_scalar_store(core, rec: ScalarStore):
+    dst, loc = rec.dst, rec.loc
+    if dst.mem.space == "GM":
+        core.scalar_work(core.timing.gm_write_latency_cycles)
+    else:
+        core.issue("S", rec.op, core.timing.scalar_ld_st_cycles, 0, loc,
+                   writes=(dst.access(0, 1),), ready=gates_ready((dst,)), record=rec)
+    view(core, dst, 0, 1, loc)[0] = rec.value
+
+
+EXECUTORS = {Copy: execute_copy, IndexedCopy: execute_indexed_copy,
+             ScalarLoad: execute_scalar_load, ScalarStore: execute_scalar_store}

@@ -1,0 +1,223 @@
+"""Executors of the cube records: :class:`Mmad`, :class:`FixPipe` and :class:`CubeProduct`
+(semantics and costs: :mod:`ascsim.isa.instr`).
+
+Data in L0A/L0B/L0C is kept in the hardware's fractal layouts (:mod:`ascsim.sim.fractal`): the
+layout Mmad reads from L0A is the SoC's (``SocSpec.l0a_layout``), so a kernel that gets a stride
+or a layout wrong computes wrong numbers, as it would on the device. Products go through
+:mod:`ascsim.sim.numerics` (fp16/bf16 products exact, summed in fp32; int8 in int32).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ascsim.isa.errors import KernelError
+from ascsim.isa.instr import CubeProduct, FixPipe, Mmad
+from ascsim.isa.operands import Region
+from ascsim.sim import fractal
+from ascsim.sim.access import strided
+from ascsim.sim.exec_copy import route
+from ascsim.sim.numerics import convert, cube_matmul, start_cube_matmul
+from ascsim.sim.views import check_alignment, gates_done, gates_ready, span, view, write_rows
+
+#: Mmad input type -> accumulator (L0C) type (ascend-hw §3.1).
+ACCUMULATOR = {"float16": "float32", "bfloat16": "float32", "float32": "float32",
+               "int8": "int32", "uint8": "int32"}
+
+
+# ------------------------------------------------------------------------------ mmad
+def execute_mmad(core, rec: Mmad):
+    loc = rec.loc
+    busy = core.costs.mmad(rec.m, rec.n, rec.k, rec.dtype)
+    if rec.dst is None:  # timing-only: the values come from a CubeProduct
+        start = core.begin("M", rec.after)
+        return core.place("M", rec.op, start, busy, 0, loc, (), (), rec)
+    dst, a, b, bias = rec.dst, rec.a, rec.b, rec.bias
+    acc_type = _check_types(dst, a, b, bias, loc)
+    check_alignment(core, rec.op, (dst, a, b, bias), loc)
+    m, n, k = rec.m, rec.n, rec.k
+    c0 = fractal.c0_of(a.dtype)
+    mp, np_, kp = -(-m // 16) * 16, -(-n // 16) * 16, -(-k // c0) * c0
+    a_flat = view(core, a, 0, mp * kp, loc)
+    b_flat = view(core, b, 0, kp * np_, loc)
+    c_flat = view(core, dst, 0, mp * np_, loc)
+    reads = [a.access(0, mp * kp), b.access(0, kp * np_)]
+    writes = (dst.access(0, mp * np_),)
+    if mp and np_:
+        to_nd = fractal.nz_to_nd if core.soc.l0a_layout == "NZ" else fractal.zz_to_nd
+        a_nd = to_nd(a_flat, mp, kp, c0)[:, :k]
+        b_nd = fractal.zn_to_nd(b_flat, kp, np_, c0)[:k, :]
+        initial = _initial_c(core, rec, c_flat, mp, np_, reads, loc)
+        result = _matmul(a_nd, b_nd, initial, acc_type)
+        c_flat[:] = fractal.nd_to_nz(result.astype(acc_type), fractal.L0C_C0).reshape(-1)
+    regions = (dst, a, b, bias)
+    ready = gates_ready(regions)
+    start = core.begin("M", ready if ready > rec.after else rec.after)
+    instr = core.place("M", rec.op, start, busy, 0, loc, tuple(reads), writes, rec)
+    gates_done(regions, instr.done)
+    return instr
+
+
+def _check_types(dst: Region, a: Region, b: Region, bias: Region | None, loc) -> str:
+    in_type = a.dtype.name
+    acc_type = ACCUMULATOR.get(in_type)
+    if acc_type is None or b.dtype.name != in_type:
+        raise KernelError(f"mmad: unsupported input types {in_type} x {b.dtype.name}; "
+                          f"supported: {', '.join(ACCUMULATOR)} (both inputs alike)", loc)
+    if dst.dtype.name != acc_type:
+        raise KernelError(f"mmad: {in_type} inputs accumulate in {acc_type}, but dst is "
+                          f"{dst.dtype.name}", loc)
+    if bias is not None and bias.dtype.name != acc_type:
+        raise KernelError(f"mmad: the bias must be {acc_type}, got {bias.dtype.name}", loc)
+    return acc_type
+
+
+def _matmul(a: np.ndarray, b: np.ndarray, initial: np.ndarray | None,
+            acc_type: str) -> np.ndarray:
+    """``initial`` (or 0) + A·B in the accumulator type."""
+    if acc_type == "int32":
+        # int8 products summed exactly, kept modulo 2**32 like the 32-bit accumulator.
+        out = a.astype(np.int64) @ b.astype(np.int64)
+        if initial is not None:
+            out += initial
+        return out.astype(np.int32)
+    return cube_matmul(a, b, initial)
+
+
+def _initial_c(core, rec: Mmad, c_flat, mp: int, np_: int, reads: list, loc):
+    """The matrix the product is added to, or None to start from zero."""
+    bias = rec.bias
+    if bias is not None:
+        if bias.mem.space == "BT":
+            # Bias-table entries are one row of n values, broadcast down every row of C.
+            row = np.zeros(np_, dtype=bias.dtype)
+            row[:rec.n] = view(core, bias, 0, rec.n, loc)
+            reads.append(bias.access(0, rec.n))
+            return np.broadcast_to(row, (mp, np_))
+        reads.append(bias.access(0, mp * np_))
+        return fractal.nz_to_nd(view(core, bias, 0, mp * np_, loc), mp, np_, fractal.L0C_C0)
+    if not rec.accumulate:
+        return None
+    reads.append(rec.dst.access(0, mp * np_))
+    return fractal.nz_to_nd(c_flat, mp, np_, fractal.L0C_C0)
+
+
+# ------------------------------------------------------------------------------ fixpipe
+def execute_fixpipe(core, rec: FixPipe):
+    if rec.src is None:
+        return _fixpipe_block(core, rec)
+    loc, src = rec.loc, rec.src
+    dst = rec.dst
+    if rec.sub_block is not None and dst.mem.space == "UB":
+        dst = _aiv_ub(core, dst, rec.sub_block, loc)
+    cost = route(core, src, dst, loc)
+    check_alignment(core, rec.op, (src, dst), loc)
+    nd, m, n, c0 = rec.nd_num, rec.m, rec.n, rec.c0
+    i = np.arange(nd)[:, None, None]
+    r = np.arange(m)[None, :, None]
+    c = np.arange(n)[None, None, :]
+    src_idx = (i * rec.src_nd_stride * 256 + (c // 16) * rec.src_stride * 16 + r * 16 + c % 16)
+    if rec.layout == "ND":
+        dst_idx = i * rec.dst_nd_stride + r * rec.dst_stride + c
+        bursts = nd * m
+    else:
+        dst_idx = i * rec.dst_nd_stride + (c // c0) * rec.dst_stride * c0 + r * c0 + c % c0
+        bursts = nd * (n // c0)
+    src_view, read = span(core, src, src_idx.reshape(-1), loc)
+    dst_view, write = span(core, dst, dst_idx.reshape(-1), loc)
+    if write is not None:
+        # A strided record per ND matrix (rows, or NZ strips, of dst_stride pitch):
+        # neighbouring blocks of one output interleave them, and a single covering range
+        # would make them look like overlapping writes.
+        row, pitch, count = ((n, rec.dst_stride, m) if rec.layout == "ND" else
+                             (m * c0, rec.dst_stride * c0, n // c0))
+        size = dst.dtype.itemsize
+        writes = tuple(strided(dst.mem.key, dst.offset + k * rec.dst_nd_stride * size,
+                               row * size, pitch * size, count) for k in range(nd))
+    else:
+        writes = ()
+    values = src_view[src_idx.reshape(-1)]
+    if rec.relu:
+        values = np.maximum(values, values.dtype.type(0))
+    if rec.convert:
+        values = convert(values, dst.dtype, "rint")
+    dst_view[dst_idx.reshape(-1)] = values
+    dst_bytes = int(dst_idx.size) * dst.dtype.itemsize
+    # FixPipe reads whole 16-column strips of L0C, and cannot outrun its L0C read port.
+    src_bytes = nd * m * (-(-n // 16) * 16) * src.dtype.itemsize
+    core.count_bytes(cost.path, dst_bytes)
+    gm = None
+    if rec.layout == "ND" and dst.mem.space == "GM" and dst_idx.size:
+        size = dst.dtype.itemsize
+        starts = dst.offset + (i * rec.dst_nd_stride + r * rec.dst_stride).reshape(-1) * size
+        gm = (dst.mem.id, starts, starts + n * size)
+    regions = (src, dst)
+    ready = gates_ready(regions)
+    start = core.begin(cost.pipe, ready if ready > rec.after else rec.after)
+    busy, latency = core.costs.transfer(core, cost, dst_bytes, bursts, gm, start)
+    busy = max(busy, core.costs.l0c_read_cycles(src_bytes))
+    instr = core.place(cost.pipe, rec.op, start, busy, latency, loc,
+                       (read,) if read else (), writes, rec)
+    gates_done(regions, instr.done)
+    return instr
+
+
+def _fixpipe_block(core, rec: FixPipe):
+    """The block form: a result computed in bulk, written row by row (or timed only)."""
+    dst, loc = rec.dst, rec.loc
+    path = rec.path or f"L0C->{dst.mem.space}"
+    cost = core.costs.path(core.kind, path)
+    if cost is None:
+        raise KernelError(f"there is no {path} data path on {core.soc.name}", loc)
+    m, n = rec.m, rec.n
+    writes = ()
+    if dst is not None:
+        size = dst.dtype.itemsize
+        if rec.values is not None:
+            write_rows(core, dst, m, n, rec.dst_stride, rec.values, rec.atomic, loc)
+        writes = (strided(dst.mem.key, dst.offset, n * size, rec.dst_stride * size, m),)
+    nbytes = m * n * np.dtype(rec.dtype).itemsize
+    ready = gates_ready((dst,))
+    start = core.begin(cost.pipe, ready if ready > rec.after else rec.after)
+    busy, latency = core.costs.transfer(core, cost, nbytes, m, None, start)
+    instr = core.place(cost.pipe, rec.op, start, busy, latency, loc, (), writes, rec)
+    core.count_bytes(path, nbytes)
+    gates_done((dst,), instr.done)
+    return instr
+
+
+def _aiv_ub(core, dst: Region, sub_block: int, loc) -> Region:
+    """``dst``'s address in the UB of the AIV ``sub_block`` of the caller's group: FixPipe
+    L0C->UB (3510) writes an AIV's UB directly, so the write lands in (and is recorded in) that
+    AIV's memory space."""
+    aiv = core.launch.partner(core, "AIV", sub_block)
+    if aiv is None:
+        raise KernelError(f"fixpipe to UB: the {core.kind} of block {core.block_idx} has no AIV "
+                          f"with sub_block_id {sub_block} (L0C->UB needs a MIX kernel)", loc)
+    return dst._replace(mem=aiv.mem["UB"])
+
+
+# ------------------------------------------------------------------------------ products
+class _Ready:
+    """A product computed in the caller's thread, with a worker product's interface."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value
+
+
+def execute_cube_product(core, rec: CubeProduct):
+    a, b, bias = rec.a, rec.b, rec.bias
+    if a.dtype.kind in "iu":  # int8 in int32, exactly
+        out = np.matmul(a.astype(np.int32), b.astype(np.int32))
+        if bias is not None:
+            out += bias.astype(np.int32)
+        return _Ready(out)
+    return start_cube_matmul(a, b, None if bias is None else bias.astype(np.float32))
+
+
+EXECUTORS = {Mmad: execute_mmad, FixPipe: execute_fixpipe, CubeProduct: execute_cube_product}

@@ -1,0 +1,332 @@
+"""Executors of the vector records (semantics and costs: :mod:`ascsim.isa.instr`) and THE vector
+op table.
+
+Every element-wise op is one row of :data:`VECTOR_OPS`: the numpy function that computes it,
+the cost class it is priced by (a row of the SoC's vector cost table), and whether it also reads
+its destination. Values are computed in fp32 for fp16/bf16 operands (as the vector unit's
+datapath does) and rounded once to the destination type; a scalar operand has its source's type.
+One numpy call per operand per instruction, whatever the form: a mask/repeat instruction's lanes
+are plain index arrays (built by the front-end with :func:`ascsim.isa.operands.repeat_indices`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ascsim.isa.errors import KernelError
+from ascsim.isa.instr import (
+    Vector,
+    VectorCompare,
+    VectorGather,
+    VectorReduce,
+    VectorSelect,
+    VectorSequence,
+)
+from ascsim.isa.operands import BLOCK_BYTES, REPEAT_BYTES, Region, count_repeats
+from ascsim.sim.access import from_indices
+from ascsim.sim.numerics import compute_dtype, convert
+from ascsim.sim.views import gates_done, gates_ready, index_access, view
+
+
+def _relu(x):
+    return np.maximum(x, 0)
+
+
+def _leaky_relu(x, alpha):
+    scaled = x * alpha
+    if 0 < alpha <= 1:  # then max(x, alpha*x) is x where x >= 0 and alpha*x below: one pass
+        return np.maximum(x, scaled, out=scaled)  # and one array fewer than np.where
+    return np.where(x >= 0, x, scaled)
+
+
+def _identity(x):
+    return x
+
+
+def _store_cast(dst_view, index, result, source: np.dtype, rec: Vector) -> None:
+    """A cast's store: the engine widened fp16/bf16 sources to fp32 (exactly); narrow them back
+    so the conversion sees the true source type (fp16 -> fp16 rounds to an integral value).
+    ``rec.attrs``: (rounding mode, the front-end's name for it)."""
+    mode, label = rec.attrs
+    try:
+        dst_view[index] = convert(np.asarray(result).astype(source), dst_view.dtype, mode)
+    except ValueError as exc:
+        raise KernelError(f"cast {source.name} -> {dst_view.dtype.name} with {label}: {exc}",
+                          rec.loc) from None
+
+
+class VectorOp(NamedTuple):
+    """One row of the op table. ``fn`` takes the sources (then the scalars, then the destination
+    when ``reads_dst``); None is a fill with the one scalar. ``store``: how the result reaches
+    the destination when it is not a plain rounding assignment."""
+
+    fn: Any
+    cost: str
+    reads_dst: bool = False
+    store: Any = None
+
+
+VECTOR_OPS: dict[str, VectorOp] = {
+    # binary
+    "add": VectorOp(np.add, "add"),
+    "sub": VectorOp(np.subtract, "sub"),
+    "mul": VectorOp(np.multiply, "mul"),
+    "div": VectorOp(np.divide, "div"),
+    "max": VectorOp(np.maximum, "max"),
+    "min": VectorOp(np.minimum, "min"),
+    "and": VectorOp(np.bitwise_and, "add"),
+    "or": VectorOp(np.bitwise_or, "add"),
+    "add_relu": VectorOp(lambda a, b: _relu(a + b), "add"),
+    "sub_relu": VectorOp(lambda a, b: _relu(a - b), "sub"),
+    # with a scalar
+    "adds": VectorOp(np.add, "adds"),
+    "muls": VectorOp(np.multiply, "muls"),
+    "maxs": VectorOp(np.maximum, "maxs"),
+    "mins": VectorOp(np.minimum, "mins"),
+    "leaky_relu": VectorOp(_leaky_relu, "leaky_relu"),
+    "shl": VectorOp(np.left_shift, "adds"),
+    "shr": VectorOp(np.right_shift, "adds"),
+    # unary
+    "abs": VectorOp(np.abs, "abs"),
+    "exp": VectorOp(np.exp, "exp"),
+    "ln": VectorOp(np.log, "ln"),
+    "relu": VectorOp(_relu, "relu"),
+    "sqrt": VectorOp(np.sqrt, "sqrt"),
+    "rsqrt": VectorOp(lambda x: 1 / np.sqrt(x), "rsqrt"),
+    "reciprocal": VectorOp(lambda x: 1 / x, "reciprocal"),
+    "not": VectorOp(np.invert, "abs"),
+    # reading the destination too
+    "axpy": VectorOp(lambda src, alpha, dst: src * alpha + dst, "axpy", reads_dst=True),
+    "fused_mul_add": VectorOp(lambda a, b, dst: a * dst + b, "mul", reads_dst=True),
+    "mul_add_dst": VectorOp(lambda a, b, dst: a * b + dst, "mul", reads_dst=True),
+    "fused_mul_add_relu": VectorOp(lambda a, b, dst: _relu(a * dst + b), "mul", reads_dst=True),
+    # moves and conversions
+    "duplicate": VectorOp(None, "duplicate"),
+    "copy": VectorOp(_identity, "copy"),
+    "cast": VectorOp(_identity, "cast", store=_store_cast),
+}
+
+#: Comparison name -> numpy function (VectorCompare.cmp).
+COMPARISONS = {"lt": np.less, "gt": np.greater, "eq": np.equal, "le": np.less_equal,
+               "ge": np.greater_equal, "ne": np.not_equal}
+
+#: VectorReduce.how -> (numpy reduction, arg-reduction or None, cost class).
+REDUCTIONS = {"sum": (np.sum, None, "reduce"), "max": (np.max, np.argmax, "reduce_max"),
+              "min": (np.min, np.argmin, "reduce_min")}
+
+_UINT_OF_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _check_operands(op: str, regions, loc) -> int:
+    """Fail unless every operand is in UB; returns the widest element size."""
+    widest = 0
+    for region in regions:
+        space = region.mem.space
+        if space != "UB":
+            raise KernelError(f"{op}: vector instructions work on UB tensors, got a tensor in "
+                              f"{space}", loc)
+        size = region.dtype.itemsize
+        if size > widest:
+            widest = size
+    return widest
+
+
+def _place(core, rec, regions, busy: float, latency: float, reads, writes):
+    """Issue a vector instruction touching ``regions`` on the V pipe."""
+    ready = gates_ready(regions)
+    start = core.begin("V", ready if ready > rec.after else rec.after)
+    instr = core.place("V", rec.op, start, busy, latency, rec.loc, reads, writes, rec)
+    gates_done(regions, instr.done)
+    return instr
+
+
+def _hull_view(core, region: Region, idx: np.ndarray, loc) -> np.ndarray:
+    """A view of ``region`` covering every element index in ``idx`` (from element 0)."""
+    return view(core, region, 0, int(idx.max()) + 1 if idx.size else 0, loc)
+
+
+# ------------------------------------------------------------------------------ element-wise
+def execute_vector(core, rec: Vector):
+    spec = VECTOR_OPS.get(rec.op)
+    loc = rec.loc
+    if spec is None:
+        raise KernelError(f"the vector unit has no op {rec.op!r}", loc)
+    dst, srcs = rec.dst, rec.srcs
+    regions = (dst, *srcs)
+    widest = _check_operands(rec.op, regions, loc)
+    if rec.lanes is None:
+        n = dst.count
+        dst_view = view(core, dst, 0, n, loc)
+        dst_index = slice(None)
+        operands = [compute_dtype(view(core, s, 0, n, loc)) for s in srcs]
+        repeats = count_repeats(n, widest)
+        reads = [s.access(0, n) for s in srcs]
+        writes = (dst.access(0, n),)
+    else:
+        dst_index, *src_index = rec.lanes
+        dst_view = _hull_view(core, dst, dst_index, loc)
+        operands = [compute_dtype(_hull_view(core, s, i, loc)[i]) for s, i in zip(srcs, src_index)]
+        repeats = rec.repeats
+        reads = [index_access(s, i) for s, i in zip(srcs, src_index)]
+        writes = (index_access(dst, dst_index),)
+    src_dtype = srcs[0].dtype if srcs else dst.dtype
+    # A scalar operand has the source's type on the device; round it there first.
+    work = operands[0].dtype if operands else src_dtype
+    consts = [np.asarray(s, dtype=src_dtype).astype(work) for s in rec.scalars]
+    if spec.reads_dst:
+        operands.append(compute_dtype(dst_view[dst_index]))
+        reads.extend(writes)
+    with np.errstate(all="ignore"):
+        if spec.fn is None:  # a fill: the one scalar is the value
+            result = np.broadcast_to(consts[0], np.shape(dst_view[dst_index]))
+        else:
+            result = spec.fn(*operands[:len(srcs)], *consts, *operands[len(srcs):])
+    if spec.store is not None:
+        spec.store(dst_view, dst_index, result, src_dtype, rec)
+    else:
+        # No intermediate copy when the result already has the destination's type: the
+        # assignment copies (numpy buffers it when the result overlaps the destination).
+        dst_view[dst_index] = np.asarray(result).astype(dst.dtype, copy=False)
+    busy, latency = core.costs.vector(spec.cost, src_dtype, repeats)
+    return _place(core, rec, regions, busy, latency, tuple(reads), writes)
+
+
+# ------------------------------------------------------------------------------ compare/select
+def _bits_view(core, region: Region, nbits: int, loc) -> np.ndarray:
+    """The bytes of ``region`` holding its first ``nbits`` bits (bit masks are byte arrays)."""
+    return view(core, region._replace(dtype=np.dtype(np.uint8)), 0, -(-nbits // 8), loc)
+
+
+def _bits_access(region: Region, nbits: int) -> tuple:
+    return (region.mem.key, region.offset, region.offset + -(-nbits // 8))
+
+
+def execute_compare(core, rec: VectorCompare):
+    loc = rec.loc
+    fn = COMPARISONS[rec.cmp]
+    srcs = rec.srcs
+    _check_operands(rec.op, (rec.dst, *srcs), loc)
+    operands = [compute_dtype(_hull_view(core, s, i, loc)[i]) for s, i in zip(srcs, rec.lanes)]
+    if rec.scalar is not None:
+        operands.append(np.asarray(rec.scalar, dtype=srcs[0].dtype).astype(operands[0].dtype))
+    bits = rec.bits
+    nbits = int(bits.max()) + 1 if bits.size else 0
+    packed = _bits_view(core, rec.dst, nbits, loc)
+    unpacked = np.unpackbits(packed, bitorder="little")
+    # Lanes the mask disables keep their old bit: the vector unit does not write masked lanes.
+    unpacked[bits] = fn(*operands)
+    packed[:] = np.packbits(unpacked, bitorder="little")
+    busy, latency = core.costs.vector("compare", srcs[0].dtype.name, rec.repeats)
+    reads = tuple(index_access(s, i) for s, i in zip(srcs, rec.lanes))
+    return _place(core, rec, (rec.dst, *srcs), busy, latency, reads,
+                  (_bits_access(rec.dst, nbits),))
+
+
+def execute_select(core, rec: VectorSelect):
+    loc = rec.loc
+    dst, srcs = rec.dst, rec.srcs
+    _check_operands(rec.op, (dst, rec.mask, *srcs), loc)
+    bits = rec.bits
+    nbits = int(bits.max()) + 1 if bits.size else 0
+    chosen = np.unpackbits(_bits_view(core, rec.mask, nbits, loc), bitorder="little")[bits]
+    dst_index, *src_index = rec.lanes
+    a = _hull_view(core, srcs[0], src_index[0], loc)[src_index[0]]
+    if len(srcs) > 1:
+        b = _hull_view(core, srcs[1], src_index[1], loc)[src_index[1]]
+    else:
+        b = np.asarray(rec.scalar, dtype=dst.dtype)
+    _hull_view(core, dst, dst_index, loc)[dst_index] = np.where(chosen.astype(bool), a, b)
+    busy, latency = core.costs.vector("select", dst.dtype.name, rec.repeats)
+    reads = [index_access(s, i) for s, i in zip(srcs, src_index)]
+    reads.append(_bits_access(rec.mask, nbits))
+    return _place(core, rec, (dst, rec.mask, *srcs), busy, latency, tuple(reads),
+                  (index_access(dst, dst_index),))
+
+
+# ------------------------------------------------------------------------------ reductions
+def execute_reduce(core, rec: VectorReduce):
+    loc = rec.loc
+    src, dst = rec.src, rec.dst
+    reduce, arg, cost = REDUCTIONS[rec.how]
+    values = compute_dtype(_hull_view(core, src, rec.lanes, loc)[rec.lanes])
+    if values.size == 0:
+        raise KernelError(f"{rec.op}: nothing to reduce (count 0)", loc)
+    out = view(core, dst, 0, 2 if rec.index else 1, loc)
+    out[0] = reduce(values.astype(np.float64) if rec.how == "sum" else values)
+    if rec.index and arg is not None:
+        out.view(_UINT_OF_SIZE[dst.dtype.itemsize])[1] = rec.lane_numbers[arg(values)]
+    # A full reduction is a first pass over the repeats, then passes over the partial results.
+    passes = 1 + int(np.ceil(np.log(max(rec.repeats, 1)) / np.log(REPEAT_BYTES // BLOCK_BYTES)))
+    busy, latency = core.costs.vector(cost, src.dtype.name, rec.repeats)
+    regions = (dst, src) if rec.work is None else (dst, src, rec.work)
+    return _place(core, rec, regions, busy + latency * (passes - 1), latency,
+                  (index_access(src, rec.lanes),), (dst.access(0, 2 if rec.index else 1),))
+
+
+# ------------------------------------------------------------------------------ gather
+_GATHER_READS: dict = {}  # (space, base, size, index bytes) -> access records
+
+
+def _gather_reads(space, base: int, size: int, idx: np.ndarray) -> tuple:
+    """``from_indices`` of a gather, cached: kernels gather with the same offset table over and
+    over, and finding its runs (a sort) costs more than the gather itself."""
+    key = (space, base, size, idx.tobytes())
+    reads = _GATHER_READS.get(key)
+    if reads is None:
+        if len(_GATHER_READS) > 512:
+            _GATHER_READS.clear()
+        reads = _GATHER_READS[key] = from_indices(space, base, size, idx)
+    return reads
+
+
+def execute_gather(core, rec: VectorGather):
+    loc, src, dst = rec.loc, rec.src, rec.dst
+    n = rec.count
+    size = src.dtype.itemsize
+    offsets = view(core, rec.offsets, 0, n, loc).astype(np.int64) + rec.base
+    if n and (offsets % size).any():
+        bad = int(offsets[(offsets % size) != 0][0])
+        raise KernelError(f"gather: byte offset {bad} is not a multiple of the element size "
+                          f"{size}", loc)
+    idx = offsets // size
+    dst_view = view(core, dst, 0, n, loc)
+    if n:
+        dst_view[:] = _hull_view(core, src, idx, loc)[idx]
+    # Record the elements actually gathered, not their hull: a gather that picks rows out of
+    # a pitched buffer never reads the gaps between them.
+    reads = (rec.offsets.access(0, n),) + _gather_reads(src.mem.key, src.offset, size, idx)
+    busy, latency = core.costs.vector("transpose", src.dtype.name, max(1, -(-n * size // 256)))
+    return _place(core, rec, (dst, src, rec.offsets), busy, latency, reads, (dst.access(0, n),))
+
+
+# ------------------------------------------------------------------------------ sequences
+def execute_sequence(core, rec: VectorSequence):
+    loc = rec.loc
+    inputs = [view(core, s, 0, s.count, loc) for s in rec.srcs]
+    with np.errstate(all="ignore"):
+        results = rec.fn(*inputs)
+    if isinstance(rec.dst, Region):  # one destination, one result
+        outputs, results = (rec.dst,), (results,)
+    else:
+        outputs = rec.dst
+    # Every result is computed before any is stored: outputs may alias inputs.
+    for region, result in zip(outputs, results):
+        index = slice(None)
+        if isinstance(result, tuple):  # (element indices, values): only those are written
+            index, result = result
+        view(core, region, 0, region.count, loc)[index] = np.asarray(result).reshape(-1).astype(
+            region.dtype, copy=False)
+    steps = rec.steps
+    busy, latency = core.costs.sequence(steps, rec.dtype, rec.repeats)
+    core.scalar_work(core.timing.scalar_cycles_per_call * (len(steps) - 1))  # it issues each
+    reads = tuple(s.access() for s in (*rec.srcs, *rec.extra))
+    writes = tuple(r.access() for r in outputs)
+    return _place(core, rec, (*outputs, *rec.srcs, *rec.extra, *rec.scratch), busy, latency,
+                  reads, writes)
+
+
+EXECUTORS = {Vector: execute_vector, VectorCompare: execute_compare, VectorSelect: execute_select,
+             VectorReduce: execute_reduce, VectorGather: execute_gather,
+             VectorSequence: execute_sequence}

@@ -1,0 +1,375 @@
+"""Synchronisation in the machine: intra-core events, pipe barriers, cross-core flags, core
+barriers, protocol hand-offs and buffer gates (semantics: :mod:`ascsim.isa.instr`).
+
+Intra-core events (ascend-hw §4.4): a set records when its source pipe's queued work completes;
+the matching wait holds the destination pipe until then plus ``flag_latency_cycles``.
+
+Cross-core flags (ascend-hw §4.5): every core owns one counter per flag id. A wait blocks its pipe
+while the counter is 0 and then takes one off; the wait names no partner. The *set* decides
+whose counters it raises, by its scope (:data:`ascsim.isa.instr.CrossCoreScope`); sets that need
+several participants gather until everyone has arrived. Waiting is cooperative (the scheduler
+runs other cores meanwhile), and a wait no running core can satisfy surfaces as the scheduler's
+DeadlockError naming the core, the flag and the line.
+
+Buffer gates generalise a queue slot: the instructions touching a gated region start no earlier
+than ``gate.ready`` and push ``gate.last_done``; the gate operations move the two (see
+:class:`~ascsim.isa.instr.GateOp`). Observers hear of every synchronisation step, so the checks
+turn them into happens-before edges and the trace into flow arrows.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from ascsim.isa.errors import KernelError
+from ascsim.isa.instr import (
+    CoreBarrier,
+    CrossCoreSet,
+    CrossCoreWait,
+    GateOp,
+    Handoff,
+    PipeBarrier,
+    Request,
+    SetFlag,
+    WaitFlag,
+)
+from ascsim.sim.scheduler import current_scheduler
+
+PIPES = ("S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX")
+#: A cross-core flag counter holds at most this many unconsumed sets (ascend-hw §4.5).
+MAX_PENDING = 15
+#: Pipes a cross-core set may name.
+SET_PIPES = frozenset({"V", "M", "MTE1", "MTE2", "MTE3", "FIX"})
+
+
+def notify(launch, hook: str, *args) -> None:
+    """Tell the launch's observers that have ``hook`` about a synchronisation step."""
+    for observer in launch.observers:
+        method = getattr(observer, hook, None)
+        if method is not None:
+            method(*args)
+
+
+# ============================================================================ buffer gates
+class Gate:
+    """The hand-over state of one buffer between its producer and consumer pipes.
+
+    ``ready``: instructions touching the buffer start no earlier; ``last_done``: completion of
+    the latest one. ``state``: ``free``, ``writing`` (a producer holds it), ``handed_over`` or
+    ``reading`` (a consumer holds it). ``label`` names the buffer in findings, in the words of
+    the front-end that made it (a queue slot's says which queue it belongs to).
+    """
+
+    __slots__ = ("key", "lo", "hi", "space", "producer", "consumer", "label", "ready",
+                 "last_done", "state", "taken_at", "core_id")
+
+    def __init__(self, mem, lo: int, hi: int, producer: str, consumer: str, label: str):
+        self.key = mem.key
+        self.space = mem.space
+        self.core_id = getattr(mem, "core_id", None)
+        self.lo, self.hi = lo, hi
+        self.producer, self.consumer = producer, consumer
+        self.label = label
+        self.ready = 0.0
+        self.last_done = 0.0
+        self.state = "free"
+        self.taken_at = None  # the line where a producer last took the buffer
+
+    def __repr__(self) -> str:
+        return f"Gate({self.label}, {self.space}[{self.lo}:{self.hi}], {self.state})"
+
+
+#: Gate action -> the state it leaves the gate in.
+GATE_STATES = {"acquire_write": "writing", "release_write": "handed_over",
+               "acquire_read": "reading", "release_read": "free"}
+
+
+def _gate_acquire_write(core, gate: Gate) -> None:
+    # The producer's writes wait until the previous readers are done (write-after-read).
+    gate.ready = gate.last_done + (core.timing.flag_latency_cycles if gate.last_done else 0)
+
+
+def _gate_release_write(core, gate: Gate) -> None:
+    # The consumer may start once the producer's last access has completed.
+    gate.ready = gate.last_done + core.timing.flag_latency_cycles
+
+
+def _no_time(core, gate: Gate) -> None:
+    """Taking a handed-over buffer or giving it back costs nothing beyond the issue: the times
+    were set when it was handed over, and the next producer waits for its last use."""
+
+
+#: Acquires that take over a buffer from the other side: -> (giving pipe, taking pipe).
+HANDED = {"acquire_read": lambda gate: (gate.producer, gate.consumer),
+          "acquire_write": lambda gate: (gate.consumer, gate.producer)}
+
+GATE_TIMING = {"acquire_write": _gate_acquire_write, "release_write": _gate_release_write,
+               "acquire_read": _no_time, "release_read": _no_time}
+
+
+def execute_gate(core, rec: GateOp) -> None:
+    gate = rec.gate
+    cycles = core.timing.scalar_cycles_per_call  # core.call_overhead, inlined: it runs per op
+    core.scalar += cycles
+    core.busy["S"] += cycles
+    GATE_TIMING[rec.action](core, gate)
+    if rec.action in HANDED and gate.last_done:
+        # The hand-over as a flow arrow in the trace: from the side that gave the buffer back
+        # (its last access) to the side that takes it now (its first access may start then).
+        src, dst = HANDED[rec.action](gate)
+        core.flag_edges.append((src, gate.last_done, dst, gate.ready, rec.loc))
+    gate.state = GATE_STATES[rec.action]
+    if rec.action == "acquire_write":
+        gate.taken_at = rec.loc
+    for observer in core.launch.observers:
+        observer.on_gate(core, gate, rec.action, rec.loc)
+
+
+# ============================================================================ intra-core events
+def execute_set_flag(core, rec: SetFlag) -> None:
+    core.call_overhead()
+    src, dst, event_id, loc = rec.src, rec.dst, rec.event_id, rec.loc
+    pending = core.flags.setdefault((f"{src}_{dst}", event_id), deque())
+    if pending:
+        core.launch.findings.report(
+            "flag-misuse", f"set_flag({src}_{dst}, {event_id}) while the flag is already set "
+            "and not yet waited for", (pending[-1][1], loc),
+            hint=core.launch.hint("flag-set-twice", src=src, dst=dst, event_id=event_id),
+            core=core.core_id)
+    pending.append((core.pipe_ready(src), loc))
+    for observer in core.launch.observers:
+        observer.on_set_flag(core, src, dst, event_id, loc)
+
+
+def execute_wait_flag(core, rec: WaitFlag) -> None:
+    core.call_overhead()
+    src, dst, event_id, loc = rec.src, rec.dst, rec.event_id, rec.loc
+    pending = core.flags.get((f"{src}_{dst}", event_id))
+    if not pending:
+        core.launch.findings.report(
+            "flag-misuse", f"wait_flag({src}_{dst}, {event_id}) with no matching set_flag: "
+            "on the device this pipe would wait forever", loc,
+            hint=core.launch.hint("flag-wait-unset", src=src, dst=dst, event_id=event_id),
+            core=core.core_id)
+        return
+    t_set, set_loc = pending.popleft()
+    t = t_set + core.timing.flag_latency_cycles
+    core.block_pipe(dst, t)
+    core.flag_edges.append((src, t_set, dst, max(t, core.pipe_free.get(dst, t)), loc))
+    for observer in core.launch.observers:
+        observer.on_wait_flag(core, src, dst, event_id, loc, set_loc)
+
+
+def execute_barrier(core, rec: PipeBarrier) -> None:
+    core.call_overhead()
+    pipe = rec.pipe
+    if pipe == "ALL":
+        t = max(core.scalar, *core.pipe_done.values(), *core.pipe_free.values())
+        core.scalar = t
+        for p in PIPES:
+            core.pipe_free[p] = t
+    elif pipe != "S":
+        core.block_pipe(pipe, core.pipe_done[pipe])
+    for observer in core.launch.observers:
+        observer.on_barrier(core, pipe, rec.loc)
+
+
+# ============================================================================ cross-core flags
+@dataclass
+class _Gather:
+    """Sets of one (scope, flag) waiting for the rest of their participants."""
+
+    participants: tuple  # core ids that must all set before anyone is released
+    targets: tuple  # core ids whose counters a completed round raises
+    arrived: dict  # core id -> deque of (set time, core id, pipe)
+
+
+class CrossCoreState:
+    """A launch's cross-core flag counters and open gathers."""
+
+    def __init__(self):
+        self.counters: dict[tuple[int, int], deque] = {}  # (core id, flag) -> release times
+        self.gathers: dict[tuple, _Gather] = {}
+
+    def counter(self, core_id: int, flag: int) -> deque:
+        return self.counters.setdefault((core_id, flag), deque())
+
+
+def _wave_cores() -> list:
+    """The cores running alongside the caller (one wave of the launch)."""
+    return [slot.core for slot in current_scheduler().slots]
+
+
+def group_cores(core, kind: str) -> list:
+    """The cores of ``kind`` in ``core``'s group (block) of this wave."""
+    return [c for c in _wave_cores() if c.group == core.group and c.kind == kind]
+
+
+def _scope(core, rec: CrossCoreSet):
+    """(gather key, participants, targets) of a set by ``core``."""
+    scope, loc = rec.scope, rec.loc
+    if scope == "all_of_kind":
+        same = [c.core_id for c in _wave_cores() if c.kind == core.kind]
+        return ("all_of_kind", core.kind, id(current_scheduler())), same, same
+    if scope == "subblock_pair":
+        if core.kind != "AIV":
+            raise KernelError("a sub-block pair flag synchronises the two AIVs of a group; "
+                              "it cannot be set from the AIC", loc)
+        pair = [c.core_id for c in group_cores(core, "AIV")]
+        return ("subblock_pair", core.group), pair, pair
+    if scope == "group":
+        aivs = [c.core_id for c in group_cores(core, "AIV")]
+        aic = [c.core_id for c in group_cores(core, "AIC")]
+        if core.kind == "AIC":
+            return ("group", core.group, "AIC"), (core.core_id,), aivs
+        return ("group", core.group, "AIV"), aivs, aic
+    if scope == "unicast":
+        if rec.target is None or not 0 <= rec.target < len(core.launch.cores):
+            raise KernelError(f"a unicast cross-core flag names core {rec.target}, which this "
+                              "launch does not have", loc)
+        return ("unicast", core.core_id, rec.target), (core.core_id,), (rec.target,)
+    raise KernelError(f"cross-core flag scope {scope!r} is not one of all_of_kind, "
+                      "subblock_pair, group, unicast", loc)
+
+
+def _release(core, state: CrossCoreState, gather: _Gather, flag: int, loc) -> None:
+    """Complete every round in which all participants have set, raising the targets' counters."""
+    launch = core.launch
+    while all(gather.arrived.get(p) for p in gather.participants):
+        # Each arrival is (cycle, core id, pipe); the round completes with the latest one.
+        t = max((gather.arrived[p].popleft() for p in gather.participants),
+                key=lambda arrival: arrival[0])
+        notify(launch, "on_cross_core_release", flag, gather.participants, gather.targets)
+        for target in gather.targets:
+            counter = state.counter(target, flag)
+            counter.append(t)
+            if len(counter) > MAX_PENDING:
+                launch.findings.report(
+                    "flag-misuse", f"cross-core flag {flag} of core {target} holds "
+                    f"{len(counter)} unconsumed sets; the hardware counter stops at "
+                    f"{MAX_PENDING} and the kernel would hang", loc,
+                    hint=launch.hint("cross-core-pending"), core=core.core_id)
+
+
+def _check_mix(core, what: str, loc) -> None:
+    if core.launch.kind != "MIX":
+        raise KernelError(
+            f"{what} needs a MIX kernel (AIC + AIV); this kernel runs {core.launch.kind}. "
+            "Cross-core flags are only wired up by the hardware scheduler of MIX kernels", loc)
+
+
+def _check_flag(core, flag: int, loc) -> int:
+    limit = core.soc.cross_core_flag_ids
+    if not 0 <= flag < limit:
+        raise KernelError(f"cross-core flag id {flag} is outside [0, {limit})", loc)
+    return flag
+
+
+def execute_cross_core_set(core, rec: CrossCoreSet) -> None:
+    loc = rec.loc
+    _check_mix(core, "a cross-core flag set", loc)
+    flag = _check_flag(core, int(rec.flag), loc)
+    pipe = rec.pipe
+    if pipe not in SET_PIPES:
+        core.launch.findings.report(
+            "flag-misuse", f"cross-core flag {flag} ({rec.scope}) set on PIPE_{pipe}: a set "
+            "names V, M, MTE1, MTE2, MTE3 or FIX", loc,
+            hint="name the pipe whose work the partner core must see finished",
+            core=core.core_id)
+    core.call_overhead()
+    t_set = core.pipe_ready(pipe) if pipe != "ALL" else core.end_time()
+    key, participants, targets = _scope(core, rec)
+    state = core.launch.cross_core
+    gather = state.gathers.get(key + (flag,))
+    if gather is None:
+        gather = state.gathers[key + (flag,)] = _Gather(tuple(participants), tuple(targets), {})
+    gather.arrived.setdefault(core.core_id, deque()).append((t_set, core.core_id, pipe))
+    notify(core.launch, "on_cross_core_set", core, flag, rec.scope, pipe, loc)
+    _release(core, state, gather, flag, loc)
+    current_scheduler().notify()
+
+
+def execute_cross_core_wait(core, rec: CrossCoreWait) -> None:
+    loc = rec.loc
+    _check_mix(core, "a cross-core flag wait", loc)
+    flag = _check_flag(core, int(rec.flag), loc)
+    pipe = rec.pipe
+    core.call_overhead()
+    counter = core.launch.cross_core.counter(core.core_id, flag)
+    what = f"cross-core flag {flag}" + (f", to be set by {rec.who}" if rec.who else "")
+    current_scheduler().wait_until(lambda: bool(counter), what, loc)
+    t_set, setter, setter_pipe = counter.popleft()
+    t = t_set + core.timing.cross_core_flag_latency_cycles
+    core.launch.record_cross_edge(setter, setter_pipe, t_set, core, pipe, t, loc)
+    notify(core.launch, "on_cross_core_wait", core, flag, pipe, loc)
+    _block(core, pipe, t)
+
+
+def _block(core, pipe: str, t: float) -> None:
+    if pipe == "ALL":
+        for p in ("S", *SET_PIPES):
+            core.block_pipe(p, t)
+    else:
+        core.block_pipe(pipe, t)
+
+
+def execute_core_barrier(core, rec: CoreBarrier) -> None:
+    loc = rec.loc
+    core.call_overhead()
+    everyone = rec.everyone and core.launch.kind == "MIX"
+    members = [c for c in _wave_cores() if everyone or c.kind == core.kind]
+    if rec.used_cores is not None and not everyone:
+        members = members[: int(rec.used_cores)]
+    ids = tuple(c.core_id for c in members)
+    if core.core_id not in ids:
+        return
+    state = core.launch.cross_core
+    key = ("barrier", everyone or core.kind, id(current_scheduler()))
+    gather = state.gathers.get(key)
+    if gather is None:
+        gather = state.gathers[key] = _Gather(ids, ids, {})
+    gather.arrived.setdefault(core.core_id, deque()).append((core.end_time(), core.core_id, "ALL"))
+    notify(core.launch, "on_cross_core_set", core, -1, "barrier", "ALL", loc)
+    _release(core, state, gather, -1, loc)
+    current_scheduler().notify()
+    counter = state.counter(core.core_id, -1)
+    current_scheduler().wait_until(
+        lambda: bool(counter), f"a barrier of {len(ids)} cores", loc)
+    t_set, setter, _ = counter.popleft()
+    t = t_set + core.timing.cross_core_flag_latency_cycles
+    core.launch.record_cross_edge(setter, "ALL", t_set, core, "ALL", t, loc)
+    notify(core.launch, "on_cross_core_wait", core, -1, "ALL", loc)
+    _block(core, "ALL", t)
+
+
+# ============================================================================ hand-offs
+#: How long a hand-off takes to arrive, by the link it crosses (TimingParams fields).
+HANDOFF_LATENCY = {"cross_core": "cross_core_flag_latency_cycles", "flag": "flag_latency_cycles",
+                   "none": None}
+
+
+def execute_handoff(core, rec: Handoff) -> None:
+    field = HANDOFF_LATENCY[rec.link]
+    until = rec.at + (getattr(core.timing, field) if field else 0)
+    core.block_pipe(rec.pipe, until)
+    if rec.src_core != core.core_id:
+        core.launch.record_cross_edge(rec.src_core, rec.src_pipe, rec.at, core, rec.pipe, until,
+                                      rec.loc)
+    notify(core.launch, "on_cross_core_edge", rec.src_core, rec.src_pipe, core, rec.pipe)
+
+
+def execute_request(client, rec: Request) -> float:
+    client.call_overhead()
+    if rec.server == client.core_id:
+        return client.scalar
+    # Served in arrival order: let every core that is behind in simulated time catch up first.
+    current_scheduler().yield_to_earlier(lambda core: core.scalar)
+    notify(client.launch, "on_cross_core_edge", client, "S", rec.server, "ALL")
+    return client.scalar + client.timing.cross_core_flag_latency_cycles
+
+
+EXECUTORS = {SetFlag: execute_set_flag, WaitFlag: execute_wait_flag,
+             PipeBarrier: execute_barrier, CrossCoreSet: execute_cross_core_set,
+             CrossCoreWait: execute_cross_core_wait, CoreBarrier: execute_core_barrier,
+             Handoff: execute_handoff, Request: execute_request, GateOp: execute_gate}
