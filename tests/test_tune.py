@@ -104,5 +104,5 @@ def test_bad_spaces_and_arguments_are_named(tmp_path):
         load_space(bad)
     with pytest.raises(SearchError, match="budget"):
         search(h.synthetic, h.SPACE, budget=0)
-    with pytest.raises(SearchError, match="backend 'gpu'"):
+    with pytest.raises(SearchError, match="backend 'gpu' is not one of"):
         search(h.synthetic, h.SPACE, backend="gpu")

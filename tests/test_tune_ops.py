@@ -127,3 +127,17 @@ def test_bench_report_says_which_cases_ran_tuned(data_dir):
     assert all(r.status == "pass" for r in result.runs)  # tuned or not, precision holds
     assert tuned_note(result) == "Ran on tuned settings (marked †) — fused: cases 3."
     assert "tuned: fused (base_m=32)" in to_markdown(result)
+
+
+@pytest.mark.parametrize("op,case_id,soc", [("matmul_leaky_relu", 3, "Ascend910B1"),
+                                            ("fused_conv_tanh", 1, "Ascend950PR_9579")])
+def test_tune_task_tunes_every_variant_from_the_defaults(op, case_id, soc):
+    from ascsim.bench.tasks import load_task
+    from ascsim.tune.operators import OP_TUNING, tune_task
+
+    task = load_task(op).select([case_id])
+    (result,) = tune_task(task, soc, budget=3, workers=1, backend="inline", store=False)
+    assert result.case_id == case_id and result.entry.soc == soc
+    assert set(result.entry.variants) == set(OP_TUNING[op].variants)
+    for t in result.entry.variants.values():  # the defaults ran first: tuned <= default
+        assert t.default_us is not None and t.time_us <= t.default_us

@@ -28,7 +28,8 @@ def _round16(v: int) -> int:
 
 
 def conv_space(case, soc) -> dict[str, list]:
-    """Output channels per tile and target pixels per tile of the implicit-GEMM conv."""
+    """Output channels per tile and target pixels per tile of the implicit-GEMM conv (first
+    values: the planner's defaults)."""
     cout = case.input_shapes[1][0]
     widest = min(_round16(cout), 256)
     nts = sorted({v for v in (16, 32, 64, 128, 256) if v <= widest} | {widest})
@@ -36,7 +37,7 @@ def conv_space(case, soc) -> dict[str, list]:
 
 
 def matmul_space(case, soc) -> dict[str, list]:
-    """Base block and core count of the host Matmul tiling (-1: the tiler chooses)."""
+    """Base block and core count of the host Matmul tiling (-1, first: the tiler chooses)."""
     return {"base_m": [-1, 64, 128, 256], "base_n": [-1, 64, 128, 256], "base_k": [-1, 64],
             "cores": [-1, soc.aiv_count // 2]}
 
@@ -44,12 +45,12 @@ def matmul_space(case, soc) -> dict[str, list]:
 @dataclass(frozen=True)
 class OpTuning:
     """How one operator is tuned: the variants to tune (each gets its own knobs), the knob
-    space of a case, and the operator's default configuration (evaluated first)."""
+    space of a case (the first value of every knob is the operator's default, so the first
+    configuration is the default one, evaluated first), and the problem's tuned-data key."""
 
     variants: tuple[str, ...]
     space: Callable[[Any, Any], dict[str, list]]
-    default: dict[str, Any]
-    key: Callable[[Any], str]
+    key: Callable[[Any, Any], str]
 
 
 def _conv_key(task, case) -> str:
@@ -70,13 +71,11 @@ def _matmul_key(task, case) -> str:
     return shape_key(m, n, k, case.dtypes[0])
 
 
-_CONV = OpTuning(("semi", "fused", "unfused"), conv_space, {"nt": AUTO, "pixels": 256},
-                 _conv_key)
+_CONV = OpTuning(("semi", "fused", "unfused"), conv_space, _conv_key)
 OP_TUNING: dict[str, OpTuning] = {
     "fused_conv_tanh": _CONV,
     "fused_conv_sigmoid": _CONV,
-    "matmul_leaky_relu": OpTuning(("unfused", "fused"), matmul_space,
-                                  {"base_m": -1, "base_n": -1, "cores": -1}, _matmul_key),
+    "matmul_leaky_relu": OpTuning(("unfused", "fused"), matmul_space, _matmul_key),
 }
 
 
@@ -135,17 +134,18 @@ def tune_case(task, case, soc, *, budget: int, seed: int, backend,
     how = OP_TUNING[task.name]
     spec = get_soc(soc)
     space = how.space(case, spec)
+    default = {knob: values[0] for knob, values in space.items()}
     found: dict[str, tuned.TunedVariant] = {}
     for variant in variants or how.variants:
         result = search(functools.partial(op_trial, task.name, case.case_id, spec.name, variant),
-                        space, budget=budget, seed=seed, backend=backend, first=[how.default],
+                        space, budget=budget, seed=seed, backend=backend, first=[default],
                         on_trial=on_trial)
         if result.best is None:
             continue
-        default = next((t.value for t in result.trials
-                        if t.config == how.default and t.status == "ok"), None)
+        default_us = next((t.value for t in result.trials
+                           if t.config == default and t.status == "ok"), None)
         knobs = {k: v for k, v in result.config.items() if v != AUTO}
-        found[variant] = tuned.TunedVariant(knobs, result.value, default)
+        found[variant] = tuned.TunedVariant(knobs, result.value, default_us)
     return CaseTuning(case.case_id, tuned.TunedEntry(spec.name, how.key(task, case), found,
                                                      f"bench case {case.case_id}"))
 
@@ -163,7 +163,8 @@ def case_line(result: CaseTuning) -> str:
 def tune_task(task, soc: str, *, budget: int = 16, workers: int | None = None, seed: int = 0,
               backend: str = "pool", ray_address: str = "auto", console=None,
               store: bool = True) -> list[CaseTuning]:
-    """Tune every case of ``task`` on ``soc``; store the entries in the op's data file."""
+    """Tune every case of ``task`` on ``soc`` (``backend``: "pool", "ray" or "inline", one
+    for all the searches); store the entries in the op's data file."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from ascsim.tune.backends import make_backend
@@ -172,7 +173,7 @@ def tune_task(task, soc: str, *, budget: int = 16, workers: int | None = None, s
         raise ValueError(f"no tuning knobs for {task.name}; tunable: {sorted(OP_TUNING)}")
     how = OP_TUNING[task.name]
     out = []
-    engine = make_backend(workers, ray=ray_address if backend == "ray" else None)
+    engine = make_backend(backend, workers, ray_address)
     with engine_closed(engine), \
             Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                      console=console, disable=console is None) as bar:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from ascsim.tune import study as studies
-from ascsim.tune.backends import Backend, make_backend
+from ascsim.tune.backends import BACKENDS, Backend, make_backend
 from ascsim.tune.measure import INFEASIBLE_FINDINGS, Outcome
 from ascsim.tune.results import TrialRecord, TuneResult
 from ascsim.tune.space import Space, as_space
@@ -43,16 +43,11 @@ ProgressFn = Callable[[TrialRecord, "TuneResult"], None]
 
 
 def _backend(backend: str | Backend | None, workers: int | None, ray_address: str) -> Backend:
-    if backend is None or backend == "pool":
-        return make_backend(workers)
-    if backend == "ray":
-        return make_backend(workers, ray=ray_address)
-    if backend == "inline":
-        from ascsim.tune.backends.inline import InlineBackend
-
-        return InlineBackend()
-    if isinstance(backend, str):
-        raise SearchError(f"backend {backend!r} is not 'pool', 'ray' or 'inline'")
+    if backend is None or isinstance(backend, str):
+        kind = backend or "pool"
+        if kind not in BACKENDS:
+            raise SearchError(f"backend {kind!r} is not one of {BACKENDS}")
+        return make_backend(kind, workers, ray_address)
     return backend
 
 

@@ -8,14 +8,25 @@ trial costs that trial one retry; a second death records the trial as failed.
 from ascsim.tune.backends.base import Backend, BackendError
 from ascsim.tune.backends.pool import ProcessPoolBackend
 
+#: Backend names ``make_backend`` (and ``search(backend=...)``) know.
+BACKENDS = ("pool", "ray", "inline")
 
-def make_backend(workers: int | None = None, ray: str | None = None) -> Backend:
-    """The process pool, or with ``ray`` ("auto" = a local cluster, else an address) Ray."""
-    if ray is not None:
+
+def make_backend(kind: str = "pool", workers: int | None = None,
+                 ray_address: str = "auto") -> Backend:
+    """A backend by name: "pool" (local processes), "ray" (``ray_address``: "auto" = a local
+    cluster, else the address of one to join) or "inline" (this process)."""
+    if kind == "pool":
+        return ProcessPoolBackend(workers)
+    if kind == "ray":
         from ascsim.tune.backends.ray_backend import RayBackend
 
-        return RayBackend(ray, workers)
-    return ProcessPoolBackend(workers)
+        return RayBackend(ray_address, workers)
+    if kind == "inline":
+        from ascsim.tune.backends.inline import InlineBackend
+
+        return InlineBackend()
+    raise BackendError(f"backend {kind!r} is not one of {BACKENDS}")
 
 
-__all__ = ["Backend", "BackendError", "ProcessPoolBackend", "make_backend"]
+__all__ = ["BACKENDS", "Backend", "BackendError", "ProcessPoolBackend", "make_backend"]
