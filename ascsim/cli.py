@@ -1,4 +1,4 @@
-"""The ``ascsim`` command: run | check | info | demo | bench."""
+"""The ``ascsim`` command: run | check | info | demo | bench | tune."""
 
 from __future__ import annotations
 
@@ -94,6 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     from ascsim.bench.cli import add_parser as add_bench_parser
 
     add_bench_parser(sub)
+    from ascsim.tune.cli import add_parser as add_tune_parser
+
+    add_tune_parser(sub)
     return parser
 
 
@@ -229,6 +232,12 @@ def _bench(ns, console: Console) -> int:
     return run_bench_cli(ns, console)
 
 
+def _tune(ns, console: Console) -> int:
+    from ascsim.tune.cli import run as run_tune_cli
+
+    return run_tune_cli(ns, console)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv, module_args = _split_module_args(sys.argv[1:] if argv is None else list(argv))
     ns = build_parser().parse_args(argv)
@@ -236,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     # Tables are wider than a pipe's default 80 columns; keep them readable in logs too.
     console = Console(width=None if sys.stdout.isatty() else 110)
     handlers = {"run": _run, "check": _run, "info": _info, "demo": _demo,
-                "bench": _bench}
+                "bench": _bench, "tune": _tune}
     return handlers[ns.command](ns, console)
 
 

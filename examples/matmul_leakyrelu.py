@@ -10,7 +10,10 @@ block ``count`` sits at block-row ``count % blocks_down`` and block-column
 
 Shapes: A fp16 [M, K], B fp16 [K, N], bias fp32 [1, N], C fp32 [M, N]; alpha = 0.001.
 
-Run it with ``ascsim run examples/matmul_leakyrelu.py -r Model -v Ascend910B1``.
+Run it with ``ascsim run examples/matmul_leakyrelu.py -r Model -v Ascend910B1``; tune its
+tiling with ``ascsim tune examples/matmul_leakyrelu.py:tune_entry --space
+examples/matmul_leakyrelu_space.yaml --soc Ascend910B1`` (``tune_entry`` runs one
+configuration).
 """
 
 
@@ -87,19 +90,21 @@ def matmul_leakyrelu_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.G
     asc.pipe_barrier(asc.PipeID.PIPE_ALL)
 
 
-def plan(m: int, n: int, k: int) -> asc.adv.TCubeTiling:
-    """Host tiling: C in a vector-side buffer, fixed 256 x 128 base blocks, M walked first."""
+def plan(m: int, n: int, k: int, base_m: int = BASE_M, base_n: int = BASE_N, base_k: int = -1,
+         cores: int = VECTOR_CORES) -> asc.adv.TCubeTiling:
+    """Host tiling: C in a vector-side buffer, fixed base blocks (256 x 128 unless given), M
+    walked first, over ``cores`` vector cores."""
     tiler = host.MultiCoreMatmulTiling(host.get_ascendc_platform())
     tiler.set_a_type(host.TPosition.GM, host.CubeFormat.ND, host.DataType.DT_FLOAT16, False)
     tiler.set_b_type(host.TPosition.GM, host.CubeFormat.ND, host.DataType.DT_FLOAT16, False)
     tiler.set_c_type(host.TPosition.VECCALC, host.CubeFormat.ND, host.DataType.DT_FLOAT)
     tiler.set_bias_type(host.TPosition.GM, host.CubeFormat.ND, host.DataType.DT_FLOAT)
-    tiler.set_dim(VECTOR_CORES)
+    tiler.set_dim(cores)
     tiler.set_org_shape(m, n, k)
     tiler.set_shape(m, n, k)
     tiler.enable_bias(True)
     tiler.set_traverse(host.MatrixTraverse.FIRSTM)
-    tiler.set_fix_split(BASE_M, BASE_N, -1)
+    tiler.set_fix_split(base_m, base_n, base_k)
     tiler.set_buffer_space(-1, -1, -1)
     tiling = asc.adv.TCubeTiling()
     if tiler.get_tiling(tiling) != 0:
@@ -107,11 +112,22 @@ def plan(m: int, n: int, k: int) -> asc.adv.TCubeTiling:
     return tiling
 
 
-def run(platform=None, m: int = M, k: int = K, n: int = N, alpha: float = ALPHA):
+def check_whole_blocks(tiling: asc.adv.TCubeTiling) -> None:
+    """The kernel writes whole base blocks of whole per-core regions: refuse other tilings."""
+    t = {f: int(getattr(tiling, f)) for f in ("m", "n", "single_core_m", "single_core_n",
+                                              "base_m", "base_n")}
+    if t["m"] % t["single_core_m"] or t["n"] % t["single_core_n"] or \
+            t["single_core_m"] % t["base_m"] or t["single_core_n"] % t["base_n"]:
+        raise ValueError(f"the tiling leaves partial blocks ({t}); this kernel writes whole "
+                         "base blocks of whole core regions")
+
+
+def run(platform=None, m: int = M, k: int = K, n: int = N, alpha: float = ALPHA,
+        **knobs):
     """Simulate the fused kernel on ``platform``, check it against torch, return the report.
 
-    ``m`` and ``n`` must be whole multiples of the 256 x 128 base block per core (the kernel
-    writes whole blocks).
+    ``knobs`` (base_m, base_n, base_k, cores) go to :func:`plan`. ``m`` and ``n`` must be
+    whole multiples of the base block per core (the kernel writes whole blocks).
     """
     config.set_platform(config.Backend.Model, platform)
     a = torch.randint(-5, 5, (m, k)).to(torch.float16)
@@ -119,7 +135,8 @@ def run(platform=None, m: int = M, k: int = K, n: int = N, alpha: float = ALPHA)
     bias = torch.randint(-5, 5, (1, n)).to(torch.float32)
     c = torch.zeros((m, n), dtype=torch.float32)
     workspace = torch.zeros(16 * 1024 * 1024, dtype=torch.uint8)
-    tiling = plan(m, n, k)
+    tiling = plan(m, n, k, **knobs)
+    check_whole_blocks(tiling)
     report = matmul_leakyrelu_kernel[tiling.used_core_num // 2, rt.current_stream()](
         a, b, c, bias, alpha, tiling, workspace)
     pre = a.float() @ b.float() + bias
@@ -128,6 +145,13 @@ def run(platform=None, m: int = M, k: int = K, n: int = N, alpha: float = ALPHA)
         worst = (c - expected).abs().max().item()
         raise AssertionError(f"matmul_leakyrelu: wrong result (max abs error {worst:.3g})")
     return report
+
+
+def tune_entry(base_m: int = BASE_M, base_n: int = BASE_N, base_k: int = -1,
+               cores: int = VECTOR_CORES):
+    """One tuning trial (``ascsim tune``): run the checked kernel with these knobs on the SoC
+    the tuner selected, and return its report."""
+    return run(None, base_m=base_m, base_n=base_n, base_k=base_k, cores=cores)
 
 
 if __name__ == "__main__":

@@ -60,3 +60,11 @@ def test_calibration_error_is_relative_to_published():
     calibration = _load("calibration")
     assert calibration.error(5.0, 4.0) == pytest.approx(0.25)
     assert calibration.error(3.0, 4.0) == pytest.approx(-0.25)
+
+
+def test_tune_scaling_quick(capsys):
+    assert _load("tune_scaling").main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^pool, 2 workers +\d+\.\d s +\d+\.\d\dx of 1 worker +\d+\.\d s +"
+                     r"\d+\.\d\dx of 1 worker +\(8 trials", out, flags=re.M)
+    assert "same best everywhere: True" in out

@@ -25,10 +25,19 @@ from ascsim.ops.conv_plan import plan_conv
 from ascsim.ops.conv_spec import conv_spec_from
 from ascsim.session import SESSION
 from ascsim.sim.errors import KernelError
+from ascsim.tune import tuned
 
 SOCS = ("Ascend950PR_9579", "Ascend910B1")
 VARIANTS = ("semi", "fused", "unfused")
 BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+@pytest.fixture(autouse=True)
+def default_plans():
+    """These tests recompute the planner's default plan: run without tuned settings
+    (ascsim/tune/data), which tests/test_tune_ops.py covers."""
+    with tuned.ignored():
+        yield
 
 
 @pytest.fixture

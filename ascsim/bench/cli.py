@@ -1,8 +1,10 @@
-"""``ascsim bench OP --soc SOC --variant all|semi|fused|unfused|auto --report DIR``."""
+"""``ascsim bench OP --soc SOC --variant all|semi|fused|unfused|auto --report DIR``
+``[--tune [--tune-budget N] [--workers N] [--ray [ADDRESS]]] [--no-tuned]``."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 from collections.abc import Callable
 
@@ -23,6 +25,16 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--report", metavar="DIR", help="write JSON, Markdown and HTML reports here")
     p.add_argument("--cases", metavar="IDS", help="comma-separated case ids, e.g. 1,2,5")
     p.add_argument("--quick", action="store_true", help="only the size-class S cases")
+    p.add_argument("--tune", action="store_true",
+                   help="first tune each case's knobs per variant on this SoC (stored in "
+                   "ascsim/tune/data; the bench then runs on them)")
+    p.add_argument("--tune-budget", type=int, default=16, metavar="N",
+                   help="configurations tried per case and variant (default 16)")
+    p.add_argument("--workers", type=int, default=None, help="parallel tuning trials")
+    p.add_argument("--ray", nargs="?", const="auto", default=None, metavar="ADDRESS",
+                   help="tune on Ray ('auto': a local cluster)")
+    p.add_argument("--no-tuned", action="store_true",
+                   help="ignore stored tuned settings (the operators' defaults)")
     return p
 
 
@@ -68,8 +80,20 @@ def run(ns: argparse.Namespace, console: Console) -> int:
     except (ValueError, KeyError, OperatorUnavailable) as exc:
         console.print(f"[red]ascsim bench:[/] {exc}")
         return 2
-    result = run_bench(task, op, VARIANT_CHOICES[ns.variant], soc, progress=True,
-                       console=console)
+    if getattr(ns, "tune", False):
+        from ascsim.tune.operators import tune_task
+
+        if ns.no_tuned:
+            console.print("[red]ascsim bench:[/] --tune and --no-tuned contradict each other")
+            return 2
+        tune_task(task, soc, budget=ns.tune_budget, workers=ns.workers,
+                  backend="ray" if ns.ray else "pool", ray_address=ns.ray or "auto",
+                  console=console)
+    from ascsim.tune import tuned
+
+    with tuned.ignored() if getattr(ns, "no_tuned", False) else contextlib.nullcontext():
+        result = run_bench(task, op, VARIANT_CHOICES[ns.variant], soc, progress=True,
+                           console=console)
     if ns.report:
         paths = write_reports(result, ns.report)
         console.print("reports: " + ", ".join(str(p) for p in paths.values()))

@@ -14,7 +14,9 @@ keys:
 - ``cross_core_handoffs`` (int): Cube→Vector (or Vector→Cube) hand-offs through cross-core
   flags over the whole call (0 for kernels that never hand over);
 - ``workspace_bytes`` (int): GM workspace the call allocated between or inside its kernels;
-- ``variant`` (str, optional): the variant that actually ran (what ``auto`` chose).
+- ``variant`` (str, optional): the variant that actually ran (what ``auto`` chose);
+- ``notes`` (sequence of str, optional): remarks such as ``"tuned: fused (nt=64)"`` when the
+  call ran on tuned settings.
 
 ``device_time_us`` must equal the sum of the kernels' device times.
 """
@@ -73,6 +75,7 @@ class OpTiming:
     cross_core_handoffs: int
     workspace_bytes: int
     chosen_variant: str | None = None
+    notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         total = sum(k.device_time_us for k in self.kernels)
@@ -106,6 +109,7 @@ class OpTiming:
                 "kernels": [k.to_json() for k in self.kernels],
                 "cross_core_handoffs": self.cross_core_handoffs,
                 "workspace_bytes": self.workspace_bytes, "chosen_variant": self.chosen_variant,
+                "notes": list(self.notes),
                 "pipe_busy_us": self.pipe_busy_us(), "bytes_moved": self.bytes_moved()}
 
 
@@ -140,4 +144,8 @@ def normalize_info(info: Any) -> OpTiming:
     except TypeError as exc:
         raise InterfaceError(f"malformed info field: {exc}") from None
     chosen = _get(info, "variant", None)
-    return OpTiming(device, kernels, handoffs, workspace, None if chosen is None else str(chosen))
+    notes = _get(info, "notes", ()) or ()
+    if isinstance(notes, str | bytes) or not hasattr(notes, "__iter__"):
+        raise InterfaceError("info.notes must be a sequence of strings")
+    return OpTiming(device, kernels, handoffs, workspace, None if chosen is None else str(chosen),
+                    tuple(str(n) for n in notes))

@@ -19,7 +19,7 @@ PIPE_COLORS = {"M": "#d62728", "V": "#1f77b4", "MTE1": "#9467bd", "MTE2": "#2ca0
                "MTE3": "#ff7f0e", "FIX": "#8c564b", "S": "#7f7f7f"}
 
 
-def _png(fig) -> bytes:
+def png_bytes(fig) -> bytes:
     buf = io.BytesIO()
     fig.tight_layout()
     fig.savefig(buf, format="png", dpi=90)
@@ -52,7 +52,7 @@ def speedup_plot(result: BenchResult) -> bytes:
              "speedup  T_base / T_cand")
     ax.axhline(1.0, color="black", lw=0.8)
     ax.set_title(f"{result.task.name} on {result.soc}: speedup per case (passing cases)")
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def time_plot(result: BenchResult) -> bytes:
@@ -68,7 +68,7 @@ def time_plot(result: BenchResult) -> bytes:
     ax.yaxis.set_major_formatter(ScalarFormatter())
     ax.yaxis.set_minor_formatter(ScalarFormatter())
     ax.set_title("time per case per variant (simulated device time; log scale)")
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def pipe_plot(result: BenchResult, variant: str) -> bytes:
@@ -93,4 +93,4 @@ def pipe_plot(result: BenchResult, variant: str) -> bytes:
                  "over kernels; pipes overlap in time)")
     ax.legend(fontsize=8, ncol=4)
     ax.grid(axis="y", alpha=0.3)
-    return _png(fig)
+    return png_bytes(fig)

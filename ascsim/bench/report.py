@@ -32,6 +32,21 @@ def _bytes(n: int) -> str:
     return f"{n} B"
 
 
+def is_tuned(run: CaseRun) -> bool:
+    """The call ran on tuned settings (``ascsim bench --tune``; the operator's notes say)."""
+    return run.timing is not None and any(n.startswith("tuned") for n in run.timing.notes)
+
+
+def tuned_note(result: BenchResult) -> str:
+    """Which cases ran on tuned settings, per variant ("" when none did)."""
+    parts = []
+    for v in result.variants:
+        ids = [str(r.case_id) for r in result.runs if r.variant == v and is_tuned(r)]
+        if ids:
+            parts.append(f"{v}: cases {', '.join(ids)}")
+    return ("Ran on tuned settings (marked †) — " + "; ".join(parts) + ".") if parts else ""
+
+
 def _drivers(run: CaseRun) -> str:
     """What one variant's time is made of."""
     if run.timing is None:
@@ -41,9 +56,11 @@ def _drivers(run: CaseRun) -> str:
     pipes = ", ".join(f"{PIPE_LABELS.get(p, p)} {us:.2f}" for p, us in busy)
     chosen = f" (ran {t.chosen_variant})" if t.chosen_variant and t.chosen_variant != run.variant \
         else ""
+    notes = "".join(f"; {n}" for n in t.notes)
     return (f"{run.variant}{chosen}: {t.device_time_us:.2f} µs in {len(t.kernels)} kernel(s) "
             f"(launch {t.launch_overhead_us:.2f} µs), {t.cross_core_handoffs} cross-core "
-            f"hand-offs, workspace {_bytes(t.workspace_bytes)}; busiest pipes µs: {pipes}")
+            f"hand-offs, workspace {_bytes(t.workspace_bytes)}; busiest pipes µs: {pipes}"
+            f"{notes}")
 
 
 def _delta(run: CaseRun, best: CaseRun) -> str:
@@ -85,7 +102,8 @@ def explain_case(result: BenchResult, case_id: int) -> list[str]:
 # --- terminal --------------------------------------------------------------------------------
 
 def results_table(result: BenchResult) -> Table:
-    table = Table(title=f"{result.task.name} on {result.soc}", caption=result.baseline_note,
+    caption = " ".join(x for x in (result.baseline_note, tuned_note(result)) if x)
+    table = Table(title=f"{result.task.name} on {result.soc}", caption=caption,
                   show_edge=False)
     table.add_column("case", justify="right", no_wrap=True)
     table.add_column("dtype", no_wrap=True)
@@ -99,6 +117,8 @@ def results_table(result: BenchResult) -> Table:
         for v in result.variants:
             r = result.run(case.case_id, v)
             time_cell = "[red]fail[/]" if r.timing is None else _f(r.timing.device_time_us)
+            if is_tuned(r):
+                time_cell += "†"
             if r.status == "precision_fail":
                 time_cell += " [red]P✗[/]"
             row += [time_cell, _f(r.speedup) if r.status == "pass" else "—"]
@@ -144,6 +164,8 @@ def _case_rows(result: BenchResult) -> tuple[list[str], list[list[str]]]:
         for v in result.variants:
             r = result.run(case.case_id, v)
             t = "fail" if r.timing is None else _f(r.timing.device_time_us)
+            if is_tuned(r):
+                t += "†"
             if r.status != "pass":
                 t += f" ({STATUS_TEXT[r.status]})"
             prec = "—" if r.precision is None else \
@@ -163,7 +185,8 @@ def to_markdown(result: BenchResult) -> str:
     parts = [f"# Bench: {result.task.name} ({result.task.proto}) on {result.soc}", "",
              f"`{result.task.formula}` — {len(result.task.cases)} cases, variants "
              f"{', '.join(result.variants)}. {result.baseline_note}. "
-             f"T_HW = max(0.1·T_base, 1 µs). Run wall time {result.wall_s:.1f} s.", "",
+             f"T_HW = max(0.1·T_base, 1 µs). Run wall time {result.wall_s:.1f} s. "
+             f"{tuned_note(result)}", "",
              "## Score per variant", "", _md_table(SUMMARY_HEAD, _summary_rows(result)), "",
              "## Cases", "", _md_table(*_case_rows(result)), "",
              "## Why the variants differ, per case", ""]
@@ -190,7 +213,7 @@ ul.why { font-size: 12px; margin: 2px 0 12px 0; } .note { color: #555; font-size
 """
 
 
-def _html_table(head: list[str], rows: list[list[str]], table_id: str) -> str:
+def html_table(head: list[str], rows: list[list[str]], table_id: str) -> str:
     th = "".join(f"<th>{html.escape(h)}</th>" for h in head)
     body = []
     for row in rows:
@@ -202,7 +225,7 @@ def _html_table(head: list[str], rows: list[list[str]], table_id: str) -> str:
     return f'<table id="{table_id}"><tr>{th}</tr>{"".join(body)}</table>'
 
 
-def _img(png: bytes, plot_id: str, alt: str) -> str:
+def html_img(png: bytes, plot_id: str, alt: str) -> str:
     data = base64.b64encode(png).decode("ascii")
     return f'<img class="plot" id="{plot_id}" alt="{html.escape(alt)}" ' \
            f'src="data:image/png;base64,{data}">'
@@ -223,15 +246,16 @@ def to_html(result: BenchResult, pipe_variant: str | None = None) -> str:
 <h1>{html.escape(title)}</h1>
 <p class="note"><code>{html.escape(result.task.formula)}</code> — {len(result.task.cases)} cases,
 variants {html.escape(", ".join(result.variants))}. {html.escape(result.baseline_note)}.
-T_HW = max(0.1·T_base, 1 µs). Run wall time {result.wall_s:.1f} s.</p>
+T_HW = max(0.1·T_base, 1 µs). Run wall time {result.wall_s:.1f} s.
+{html.escape(tuned_note(result))}</p>
 <h2>Score per variant</h2>
-{_html_table(SUMMARY_HEAD, _summary_rows(result), "summary")}
+{html_table(SUMMARY_HEAD, _summary_rows(result), "summary")}
 <h2>Plots</h2>
-{_img(speedup_plot(result), "plot-speedup", "speedup per case")}
-{_img(time_plot(result), "plot-time", "time per case per variant")}
-{_img(pipe_plot(result, pipe_variant), "plot-pipes", f"per-pipe busy time, {pipe_variant}")}
+{html_img(speedup_plot(result), "plot-speedup", "speedup per case")}
+{html_img(time_plot(result), "plot-time", "time per case per variant")}
+{html_img(pipe_plot(result, pipe_variant), "plot-pipes", f"per-pipe busy time, {pipe_variant}")}
 <h2>Cases</h2>
-{_html_table(*_case_rows(result), "cases")}
+{html_table(*_case_rows(result), "cases")}
 <h2>Why the variants differ</h2>
 {"".join(why)}
 </body></html>

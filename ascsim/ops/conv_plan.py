@@ -178,13 +178,25 @@ class ConvPlan:
         return self.n * self.hw * self.cout * self.cin * self.kk
 
 
-def plan_conv(spec: ConvSpec, soc: SocSpec) -> ConvPlan:
+#: Tiling knobs a caller (or the tuner) may fix: output channels per tile (a multiple of 16)
+#: and the target pixels per tile (fewer when that would leave AICs idle).
+TILING_KNOBS = ("nt", "pixels")
+
+
+def plan_conv(spec: ConvSpec, soc: SocSpec, nt: int | None = None,
+              pixels: int = M_TARGET) -> ConvPlan:
     """Tile ``spec`` for ``soc``: of the channel-tile widths that fit L0C, the one with the
     least GM -> L1 traffic on the busiest AIC (feature-map rows with halo plus weights per
-    tile; resident weights once per core)."""
-    nt_max = min(_round16(spec.cout), max(16, (soc.l0c_bytes // 2 // (M_TARGET * 4)) // 16 * 16),
+    tile; resident weights once per core). ``nt`` fixes the channel-tile width, ``pixels``
+    the target pixels per tile; a plan that does not fit raises ValueError."""
+    if nt is not None and (nt < 16 or nt % 16 or nt > 512):
+        raise ValueError(f"tiling knob nt={nt} must be a multiple of 16 from 16 to 512")
+    if pixels < 16 or pixels % 16:
+        raise ValueError(f"tiling knob pixels={pixels} must be a multiple of 16")
+    nt_max = min(_round16(spec.cout), max(16, (soc.l0c_bytes // 2 // (pixels * 4)) // 16 * 16),
                  256)
-    plans = [_plan(spec, soc, nt) for nt in range(16, nt_max + 1, 16)]
+    widths = range(16, nt_max + 1, 16) if nt is None else (nt,)
+    plans = [_plan(spec, soc, w, pixels) for w in widths]
     plan = min(plans, key=_traffic)
     _check_fits(plan, soc)
     return plan
@@ -196,7 +208,7 @@ def _traffic(p: ConvPlan) -> float:
     return _ceil(p.tiles, p.cores) * per_tile + p.resident_elems * ITEMSIZE[p.dtype]
 
 
-def _plan(spec: ConvSpec, soc: SocSpec, nt: int) -> ConvPlan:
+def _plan(spec: ConvSpec, soc: SocSpec, nt: int, pixels: int = M_TARGET) -> ConvPlan:
     size = ITEMSIZE[spec.dtype]
     c0 = 32 // size
     c1 = _ceil(spec.cin, c0)
@@ -204,8 +216,8 @@ def _plan(spec: ConvSpec, soc: SocSpec, nt: int) -> ConvPlan:
     m_total = spec.n * ho * wo
     l0c_half = soc.l0c_bytes // 2
     n_blocks = _ceil(spec.cout, nt)
-    # Pixels per tile: M_TARGET, fewer when that would leave AICs idle.
-    m_target = max(16, min(M_TARGET, _ceil(m_total * n_blocks, soc.aic_count)))
+    # Pixels per tile: the target (M_TARGET), fewer when that would leave AICs idle.
+    m_target = max(16, min(pixels, _ceil(m_total * n_blocks, soc.aic_count)))
     rows = max(1, min(ho, m_target // wo))
     while _round16(rows * wo) * _round16(nt) * 4 > l0c_half and rows > 1:
         rows -= 1

@@ -12,6 +12,10 @@ docs/ops.md):
 * ``unfused``: convolution writing the output dtype, then the activation kernel (casting up);
 * ``auto``: the variant with the least simulated device time for this shape and SoC (each
   variant simulated once per (shape, SoC); the choice is cached, never results).
+
+``tiling={"nt": 64, "pixels": 128}`` fixes tiling knobs (``conv_plan.TILING_KNOBS``). Without
+it, a shape tuned by ``ascsim bench <op> --tune`` (``ascsim/tune/data``) runs on its tuned
+knobs, and ``auto`` runs its tuned fastest variant; ``info.notes`` says so.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import numpy as np
 import torch
 
 from ascsim.asc.runtime.config import KernelType
-from ascsim.ops.conv_plan import ConvPlan, plan_conv
+from ascsim.ops.conv_plan import TILING_KNOBS, ConvPlan, plan_conv
 from ascsim.ops.conv_spec import ConvSpec, conv_spec_from
 from ascsim.ops.dispatch import dispatch
 from ascsim.ops.kernels.conv_vector import (
@@ -138,21 +142,36 @@ class _Call:
         return (report,), ws_bytes + self.pre_bytes, handoffs + p.tiles
 
 
-def _run_variant(call: _Call, variant: str, op: str):
+def shape_key(spec: ConvSpec) -> str:
+    """How tuned settings name a problem: every ConvSpec field, ``name=value``."""
+    return ",".join(f"{name}={getattr(spec, name)}" for name in spec.__dataclass_fields__)
+
+
+def _plan(spec: ConvSpec, soc, knobs) -> ConvPlan:
+    unknown = sorted(set(knobs) - set(TILING_KNOBS))
+    if unknown:
+        raise ValueError(f"unknown tiling knobs {unknown}; the knobs are {TILING_KNOBS}")
+    return plan_conv(spec, soc, **knobs)
+
+
+def _run_variant(call: _Call, variant: str, op: str, notes=(), remember: bool = True):
     y = torch.empty(call.spec.out_shape, dtype=call.dtype)
     reports, ws_bytes, handoffs = call.run(variant, y)
     info = OpInfo(op=op, variant=variant, soc=call.soc.name, reports=tuple(reports),
-                  workspace_bytes=ws_bytes, cross_core_handoffs=handoffs)
-    _AUTO_TIMES.setdefault((call.spec, call.soc.name, call.act), {})[variant] = \
-        info.device_time_us
+                  workspace_bytes=ws_bytes, cross_core_handoffs=handoffs, notes=notes)
+    if remember:  # only times of the default plan feed ``auto``'s cache
+        _AUTO_TIMES.setdefault((call.spec, call.soc.name, call.act), {})[variant] = \
+            info.device_time_us
     return y, info
 
 
 def fused_conv(x, w, b, strides, pads, dilations=(1, 1), *, act: str, op: str,
-               variant: str = "auto", soc=None, return_report: bool = False,
+               variant: str = "auto", soc=None, return_report: bool = False, tiling=None,
                timing_only: bool = False):
     """y = act(conv2d(x, w) + b) on the simulated SoC (see the module docstring);
     ``timing_only``: the kernels are timed, the output holds no result."""
+    from ascsim.tune import tuned
+
     if variant not in (*VARIANTS, "auto"):
         raise ValueError(f"variant {variant!r} is not one of {(*VARIANTS, 'auto')}")
     inputs = (x, w, b)
@@ -160,33 +179,54 @@ def fused_conv(x, w, b, strides, pads, dilations=(1, 1), *, act: str, op: str,
     dispatch("conv2d_act", tuple((len(t.shape), d) for t, d in zip(inputs, names)))
     spec = conv_spec_from(x.shape, w.shape, b.shape, names[0], strides, pads, dilations)
     with SESSION.using_soc(soc) as soc_spec, SESSION.values(not timing_only):
-        plan = plan_conv(spec, soc_spec)
+        entry = None if tiling is not None else tuned.lookup(op, soc_spec.name, shape_key(spec))
+        if entry is not None:
+            if variant == "auto":
+                variant = entry.best
+            if variant in entry.variants:
+                plan = _plan(spec, soc_spec, entry.variants[variant].knobs)
+                call = _Call(_tensor(x), _tensor(w), _tensor(b), spec, plan, soc_spec, act)
+                y, info = _run_variant(call, variant, op, (tuned.note(entry, variant),),
+                                       remember=False)
+                return _output(x, y, names[0], info, return_report)
+        plan = _plan(spec, soc_spec, tiling or {})
         call = _Call(_tensor(x), _tensor(w), _tensor(b), spec, plan, soc_spec, act)
         ran = {}
-        if variant == "auto":
+        if variant == "auto" and tiling is None:
             known = _AUTO_TIMES.get((spec, soc_spec.name, act), {})
             for v in VARIANTS:
                 if v not in known:
                     ran[v] = _run_variant(call, v, op)
             known = _AUTO_TIMES[(spec, soc_spec.name, act)]
             variant = min(VARIANTS, key=known.__getitem__)
-        y, info = ran[variant] if variant in ran else _run_variant(call, variant, op)
+        elif variant == "auto":
+            # Fixed knobs: time each variant with them (not cached: the cache is for defaults).
+            ran = {v: _run_variant(call, v, op, remember=False) for v in VARIANTS}
+            variant = min(VARIANTS, key=lambda v: ran[v][1].device_time_us)
+        y, info = ran[variant] if variant in ran else \
+            _run_variant(call, variant, op, remember=tiling is None)
+    return _output(x, y, names[0], info, return_report)
+
+
+def _output(x, y, dtype: str, info, return_report: bool):
     if isinstance(x, np.ndarray):
-        y = y.view(torch.uint16).numpy().view(x.dtype) if names[0] == "bfloat16" else y.numpy()
+        y = y.view(torch.uint16).numpy().view(x.dtype) if dtype == "bfloat16" else y.numpy()
     return (y, info) if return_report else y
 
 
 def fused_conv_tanh(x, w, b, strides, pads, dilations=(1, 1), *, variant: str = "auto",
-                    soc=None, return_report: bool = False, timing_only: bool = False):
+                    soc=None, return_report: bool = False, tiling=None,
+                    timing_only: bool = False):
     """tanh(conv2d(x, w, strides, pads [top, bottom, left, right], dilations) + b)."""
     return fused_conv(x, w, b, strides, pads, dilations, act="tanh", op="fused_conv_tanh",
-                      variant=variant, soc=soc, return_report=return_report,
+                      variant=variant, soc=soc, return_report=return_report, tiling=tiling,
                       timing_only=timing_only)
 
 
 def fused_conv_sigmoid(x, w, b, strides, pads, dilations=(1, 1), *, variant: str = "auto",
-                       soc=None, return_report: bool = False, timing_only: bool = False):
+                       soc=None, return_report: bool = False, tiling=None,
+                       timing_only: bool = False):
     """sigmoid(conv2d(x, w, strides, pads [top, bottom, left, right], dilations) + b)."""
     return fused_conv(x, w, b, strides, pads, dilations, act="sigmoid",
                       op="fused_conv_sigmoid", variant=variant, soc=soc,
-                      return_report=return_report, timing_only=timing_only)
+                      return_report=return_report, tiling=tiling, timing_only=timing_only)

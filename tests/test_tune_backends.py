@@ -1,0 +1,69 @@
+"""Backends: a worker killed mid-trial, and the same best on every backend and worker count."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+import tune_helpers as h
+
+from ascsim.tune import search
+
+# TPE on 16 of the 24 configurations: a real sampled search, not the exhaustive grid.
+SEARCH = {"space": h.SPACE, "budget": 16, "seed": 11}
+
+
+def _killed_checks(result) -> None:
+    """(1, 2, slow) kills its worker every time: failed after one retry, with the reason;
+    (2, 2, slow) kills it once: the retry measures it; the study goes on to the optimum."""
+    by_config = {(t.config["a"], t.config["b"], t.config["mode"]): t for t in result.trials}
+    always = by_config[(1, 2, "slow")]
+    assert always.status == "failed"
+    assert "died during the trial twice (retried once)" in always.reason
+    once = by_config[(2, 2, "slow")]
+    assert once.status == "ok" and once.value == pytest.approx(h.bowl(2, 2, "slow"))
+    assert len(result.evaluated()) == 24
+    assert result.config == h.OPTIMUM
+
+
+def test_a_worker_killed_mid_trial_costs_only_that_trial(tmp_path):
+    run = functools.partial(h.dies_once_or_always, marker_dir=str(tmp_path))
+    result = search(run, h.SPACE, budget=64, workers=2)
+    _killed_checks(result)
+    assert "killed by SIGKILL" in next(t for t in result.trials if t.status == "failed").reason
+
+
+def test_one_and_two_pool_workers_give_the_same_search():
+    one = search(h.synthetic, workers=1, **SEARCH)
+    two = search(h.synthetic, workers=2, **SEARCH)
+    assert one.sampler == "tpe"
+    assert [t.config for t in one.trials] == [t.config for t in two.trials]
+    assert one.config == two.config
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """One local Ray cluster for the module (the backend reuses a running one); its
+    workers import from this process's sys.path, as the backend's own local cluster does."""
+    from ascsim.tune.backends.ray_backend import RayBackend
+
+    backend = RayBackend("auto", workers=2)
+    backend.start(h_spec())
+    yield backend
+    backend.close()
+
+
+def h_spec():
+    from ascsim.tune.trial import TrialSpec
+
+    return TrialSpec(h.synthetic, "device_time_us", frozenset(), None)
+
+
+def test_ray_gives_the_pools_best_and_survives_killed_workers(local_ray, tmp_path):
+    pool = search(h.synthetic, workers=2, **SEARCH)
+    on_ray = search(h.synthetic, backend="ray", **SEARCH)
+    assert on_ray.backend == "ray" and on_ray.workers == 2
+    assert [t.config for t in on_ray.trials] == [t.config for t in pool.trials]
+    assert on_ray.config == pool.config
+    run = functools.partial(h.dies_once_or_always, marker_dir=str(tmp_path))
+    _killed_checks(search(run, h.SPACE, budget=64, backend="ray"))

@@ -1,0 +1,58 @@
+"""``ascsim tune``: progress, report files, resume, exit codes and errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ascsim.cli import main
+
+TARGET = str(Path(__file__).parent / "fixtures" / "tune_target.py")
+
+
+def _space(tmp_path: Path) -> str:
+    path = tmp_path / "space.yaml"
+    path.write_text("x: [1, 2, 3, 4]\ny: [a, b]\n")
+    return str(path)
+
+
+def test_tune_writes_the_report_and_resumes(tmp_path, capsys):
+    out = tmp_path / "out"
+    args = ["tune", f"{TARGET}:entry", "--space", _space(tmp_path), "--budget", "5",
+            "--workers", "1", "--seed", "4", "--report", str(out)]
+    assert main(args) == 0
+    first = json.loads((out / "tune.json").read_text())
+    assert len(first["trials"]) == 5 and first["sampler"] == "tpe"
+    args[args.index("--budget") + 1] = "64"  # the whole grid now: resume the stored study
+    assert main(args) == 0
+    done = json.loads((out / "tune.json").read_text())
+    assert [t["config"] for t in done["trials"][:5]] == [t["config"] for t in first["trials"]]
+    assert done["best"]["config"] == {"x": 2, "y": "b"}
+    assert done["best"]["value"] == 5.0
+    assert sum(t["status"] == "infeasible" and not t["repeat"] for t in done["trials"]) == 2
+    page = (out / "tune.html").read_text()
+    for part in ("Best configuration", 'id="top"', 'id="plot-x"', 'id="plot-y"',
+                 "x=4 does not fit", "tune_target.py:"):
+        assert part in page
+    text = capsys.readouterr().out
+    assert "best device_time_us = 5.000 with x=2, y=b" in text
+    assert (out / "study.db").exists()
+
+
+def test_tune_names_what_is_wrong(tmp_path, capsys):
+    space = _space(tmp_path)
+    assert main(["tune", f"{TARGET}:nothing", "--space", space]) == 2
+    assert "has no function 'nothing'" in capsys.readouterr().out
+    assert main(["tune", "missing.py:entry", "--space", space]) == 2
+    assert "no such script" in capsys.readouterr().out
+    assert main(["tune", f"{TARGET}:entry", "--space", str(tmp_path / "none.yaml")]) == 2
+    assert "cannot read the space file" in capsys.readouterr().out
+    assert main(["tune", f"{TARGET}:entry", "--space", space, "--workers", "0"]) == 2
+    assert "--workers must be >= 1" in capsys.readouterr().out
+
+
+def test_no_feasible_configuration_exits_1(tmp_path, capsys):
+    space = tmp_path / "space.yaml"
+    space.write_text("x: [4]\ny: [a]\n")
+    assert main(["tune", f"{TARGET}:entry", "--space", str(space), "--workers", "1"]) == 1
+    assert "no feasible configuration" in capsys.readouterr().out
