@@ -1,10 +1,16 @@
-"""Reads of local-memory bytes that nothing wrote.
+"""Reads of local-memory bytes that nothing wrote, and of reused buffers' bytes that nothing
+wrote since the buffer was taken.
 
 Local buffers start filled with a sentinel (0xFF, NaN in every float type); this check keeps,
 per local memory, a boolean mask of the bytes some instruction has written and reports a read
 that covers any byte still unwritten. One numpy slice operation per access (a strided view
 for a strided record, so the gaps between its rows are neither read nor marked written). GM is
 initialised by the host and not checked.
+
+Buffers handed out through a gate (a queue's tensors) start over at each ``acquire_write``:
+their bytes count as unwritten again, and a read of a byte written before that (by an earlier
+tile) but not since is a ``stale-read`` -- it sees the previous tile's data. Buffers without a
+gate (scratch space, statically placed tensors) keep their contents by design.
 
 A copy marked ``whole_blocks`` (a padding copy) into a local buffer counts as writing the whole
 32-byte blocks its rows land in: the pad bytes hold unspecified values, and computing over them
@@ -29,11 +35,36 @@ class UninitCheck:
         self.launch = launch
         self.describe_space = describe_space
         self.masks: dict = {}
+        # Per space, the bytes written before their buffer was last taken again (see
+        # on_gate): a read missing those is stale, not uninitialised.
+        self.stale: dict = {}
         # Records whose bytes are all written: found so by a read, or marked by a write. Bytes
-        # never become unwritten again, so a kernel reading and writing the same tiles every
-        # iteration has each tile checked and marked once, not every time.
+        # become unwritten again only when their buffer is taken again (on_gate forgets the
+        # records there), so a kernel reading and writing the same tiles every iteration has
+        # each tile checked and marked once per allocation, not every time.
         self.written: set = set()
         self.padded_done: set = set()  # whole-block write records already marked
+
+    def on_gate(self, core, gate, action: str, loc) -> None:
+        """A producer takes a gated buffer: its bytes are unwritten for this allocation."""
+        if action != "acquire_write":
+            return
+        space = gate.key
+        mask = self.masks.get(space)
+        if mask is None:
+            return  # nothing written there yet
+        lo, hi = gate.lo, gate.hi
+        window = mask[lo:hi]
+        if not window.any():
+            return
+        stale = self.stale.get(space)
+        if stale is None:
+            stale = self.stale[space] = np.zeros(mask.size, dtype=bool)
+        stale[lo:hi] |= window
+        window[...] = False
+        for cache in (self.written, self.padded_done):
+            dropped = [r for r in cache if r[0] == space and r[1] < hi and r[2] > lo]
+            cache.difference_update(dropped)
 
     def _mask(self, core, space):
         mask = self.masks.get(space)
@@ -85,6 +116,10 @@ class UninitCheck:
         first = lo + at if window.ndim == 1 else \
             lo + at // record[3] * record[4] + at % record[3]
         missing = int(window.size - np.count_nonzero(window))
+        stale = self.stale.get(space)
+        if stale is not None and stale[first]:
+            self._report_stale(core, instr, space, lo, hi, first, missing)
+            return
         self.launch.findings.report(
             "uninitialized-read",
             f"{instr.op} on {instr.pipe} reads {self.describe_space(space)} bytes [{lo}, {hi}), "
@@ -92,6 +127,21 @@ class UninitCheck:
             "0xFF fill (NaN)", instr.loc,
             hint="copy or compute the data into the buffer before reading it, or read fewer "
             "elements", core=core.core_id, buffer=self.describe_space(space), start=lo, stop=hi,
+            first_unwritten=first)
+
+
+    def _report_stale(self, core, instr, space, lo, hi, first: int, missing: int) -> None:
+        gate = next((g for g in self.launch.gates if g.key == space and g.lo <= first < g.hi),
+                    None)
+        taken = gate.taken_at if gate is not None else None
+        label = gate.label if gate is not None else "buffer"
+        self.launch.findings.report(
+            "stale-read",
+            f"{instr.op} on {instr.pipe} reads {self.describe_space(space)} bytes [{lo}, {hi}), "
+            f"of which {missing} B (first at byte {first}) were not written since this {label} "
+            "was taken: they still hold an earlier tile's data",
+            (instr.loc, taken) if taken else instr.loc, hint=self.launch.hint("stale-read"),
+            core=core.core_id, buffer=self.describe_space(space), start=lo, stop=hi,
             first_unwritten=first)
 
 

@@ -1,0 +1,87 @@
+"""Use after free: an operand whose buffer was given back (and perhaps taken again) since its
+tensor was handed out.
+
+A gated buffer (a queue slot) counts the times a producer takes it (``Gate.generation``); a
+tensor handed out by the front-end carries the generation it was taken at (``Region.lease``).
+An instruction touching the buffer through an operand of an earlier generation, or after the
+buffer was given back, sees (or overwrites) whatever the buffer's next owner put there: a
+``use-after-free`` finding naming the use, the free, and the allocation that took the buffer
+again.
+"""
+
+from __future__ import annotations
+
+from ascsim.isa.operands import Region
+
+#: Record fields that hold a destination operand (the rest are read).
+WRITTEN_FIELDS = frozenset({"dst"})
+
+
+def _operand_fields(record_type) -> tuple[tuple[int, bool], ...]:
+    """(field index, written?) of the fields of a record type that may hold operands: those
+    annotated with Region, a tuple (of operands) or Any."""
+    hints = getattr(record_type, "__annotations__", {})
+    return tuple((i, name in WRITTEN_FIELDS) for i, name in enumerate(record_type._fields)
+                 if any(word in str(hints.get(name, "")) for word in ("Region", "tuple", "Any")))
+
+
+class LeaseCheck:
+    """Tracks each gate's allocations and frees; reports operands of a past allocation."""
+
+    def __init__(self, launch, describe_space):
+        self.launch = launch
+        self.describe_space = describe_space
+        # gate -> [(taken at, given back at or None)], one entry per generation (1, 2, ...).
+        self.history: dict = {}
+        self.fields: dict = {}  # record type -> _operand_fields
+
+    def on_gate(self, core, gate, action: str, loc) -> None:
+        if action == "acquire_write":
+            self.history.setdefault(gate, []).append([loc, None])
+        elif action == "release_read":
+            entries = self.history.get(gate)
+            if entries:
+                entries[-1][1] = loc
+
+    def on_instr(self, core, instr) -> None:
+        record = instr.record
+        kind = type(record)
+        fields = self.fields.get(kind)
+        if fields is None:
+            fields = self.fields[kind] = _operand_fields(kind) if hasattr(kind, "_fields") \
+                else ()
+        for index, written in fields:
+            value = record[index]
+            if type(value) is Region:
+                self._check(core, instr, value, written)
+            elif type(value) is tuple:
+                for item in value:
+                    if type(item) is Region:
+                        self._check(core, instr, item, written)
+
+    def _check(self, core, instr, region: Region, written: bool) -> None:
+        gate = region.gate
+        if gate is None or region.lease is None:
+            return
+        if region.lease == gate.generation and gate.state != "free":
+            return
+        entries = self.history.get(gate)
+        if not entries or not 0 < region.lease <= len(entries):
+            return
+        _, freed = entries[region.lease - 1]
+        lo = region.offset
+        what = (f"{instr.op} on {instr.pipe} {'writes' if written else 'reads'} "
+                f"{self.describe_space(gate.key)} bytes [{lo}, {lo + region.nbytes}) through a "
+                f"{gate.label} that was given back")
+        if region.lease < len(entries):
+            again = entries[region.lease][0]
+            message = (f"{what}, and the buffer has been taken again since: this "
+                       f"{'overwrites' if written else 'sees'} the new tile's bytes")
+            locations = tuple(loc for loc in (instr.loc, freed, again) if loc)
+        else:
+            message = (f"{what}: its next allocation may change these bytes at any time")
+            locations = tuple(loc for loc in (instr.loc, freed) if loc)
+        self.launch.findings.report(
+            "use-after-free", message, locations, hint=self.launch.hint("use-after-free"),
+            core=core.core_id, buffer=self.describe_space(gate.key), start=lo,
+            stop=lo + region.nbytes)
