@@ -58,8 +58,8 @@ def _carve(pipe, mem, nbytes: int, loc, what: str) -> int:
             f"{what} requests {nbytes} B of {mem.name} at offset {start}, but {mem.name} holds "
             f"{mem.capacity} B on {current_core().soc.name} ({start} B already in use)", loc)
     pipe.used[mem.name] = end
-    pipe.core.launch.placements.place(pipe.core, mem, start, end, pipe, "carve", f"the buffers of {what}",
-                                      loc)
+    pipe.core.launch.placements.place(pipe.core, mem, start, end, pipe, "carve",
+                                      f"the buffers of {what}", loc)
     return start
 
 

@@ -6,8 +6,9 @@ Checks done where the state lives (GM bounds, local overflow, copy alignment, qu
 flag misuse, deadlock) report through ``launch.findings`` directly; this package adds the ones
 that need the whole instruction stream: races within and across cores (:mod:`.races` over the
 vector clocks of :mod:`.clocks`, with edges from :mod:`.queues` and :mod:`.crosscore`),
-uninitialised and stale reads (:mod:`.uninit`), use after free (:mod:`.leases`), operand alignment (:mod:`.alignment`) and tensors still
-held at kernel end (:mod:`.queues`). The catalogue with example messages is docs/checks.md.
+uninitialised and stale reads (:mod:`.uninit`), use after free (:mod:`.leases`), operand
+alignment (:mod:`.alignment`) and tensors still held at kernel end (:mod:`.queues`).
+The catalogue with example messages is docs/checks.md.
 """
 
 from __future__ import annotations
