@@ -56,7 +56,7 @@ class Placements:
                 return  # a whole-memory handle: it owns nothing of its own
             self.launch.findings.report(
                 "local-overflow",
-                f"{label} is placed at {mem.name} bytes [{lo}, {hi}), but {mem.name} holds "
+                f"{label} covers {mem.name} bytes [{lo}, {hi}), but {mem.name} holds "
                 f"{mem.capacity} B on {self.launch.soc.name}", loc,
                 hint=self.launch.hint("placement-outside"), core=core.core_id,
                 buffer=mem.name, start=lo, stop=hi, size=mem.capacity)

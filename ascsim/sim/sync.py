@@ -123,16 +123,37 @@ def execute_gate(core, rec: GateOp) -> None:
 def execute_set_flag(core, rec: SetFlag) -> None:
     core.call_overhead()
     src, dst, event_id, loc = rec.src, rec.dst, rec.event_id, rec.loc
-    pending = core.flags.setdefault((f"{src}_{dst}", event_id), deque())
+    pair = f"{src}_{dst}"
+    pending = core.flags.setdefault((pair, event_id), deque())
+    waits = core.flags.get((pair, "waits"))
     if pending:
-        core.launch.findings.report(
-            "flag-misuse", f"set_flag({src}_{dst}, {event_id}) while the flag is already set "
-            "and not yet waited for", (pending[-1][1], loc),
-            hint=core.launch.hint("flag-set-twice", src=src, dst=dst, event_id=event_id),
-            core=core.core_id)
-    pending.append((core.pipe_ready(src), loc))
+        _set_twice(core, rec, pending[-1], waits)
+    pending.append((core.pipe_ready(src), loc, waits[0] if waits else 0))
     for observer in core.launch.observers:
         observer.on_set_flag(core, src, dst, event_id, loc)
+
+
+def _set_twice(core, rec: SetFlag, earlier: tuple, waits) -> None:
+    """A set of an event id still set. When a wait of the same pipe pair consumed another id
+    since the earlier set, that wait named the wrong id (the ping-pong index of another tile):
+    on the device it waits for a set that does not come in time, so it is reported there;
+    otherwise the second set is the line to change."""
+    src, dst, event_id, loc = rec.src, rec.dst, rec.event_id, rec.loc
+    _, earlier_loc, waits_then = earlier
+    if waits and waits[0] > waits_then and waits[1] != event_id:
+        _, wrong_id, wait_loc = waits
+        core.launch.findings.report(
+            "flag-misuse", f"wait_flag({src}_{dst}, {wrong_id}) waits for event {wrong_id}, "
+            f"but the matching set raises event {event_id}, which is now set twice without a "
+            f"wait (here and at {earlier_loc[0]}:{earlier_loc[1]}): the wait names the wrong "
+            "event id and, on the device, waits for a set that does not come", (wait_loc, loc),
+            hint=core.launch.hint("flag-wrong-id"), core=core.core_id)
+        return
+    core.launch.findings.report(
+        "flag-misuse", f"set_flag({src}_{dst}, {event_id}) while the flag is already set "
+        "and not yet waited for", (earlier_loc, loc),
+        hint=core.launch.hint("flag-set-twice", src=src, dst=dst, event_id=event_id),
+        core=core.core_id)
 
 
 def execute_wait_flag(core, rec: WaitFlag) -> None:
@@ -146,7 +167,10 @@ def execute_wait_flag(core, rec: WaitFlag) -> None:
             hint=core.launch.hint("flag-wait-unset", src=src, dst=dst, event_id=event_id),
             core=core.core_id)
         return
-    t_set, set_loc = pending.popleft()
+    t_set, set_loc, _ = pending.popleft()
+    # The pair's waits so far, and the latest: (count, event id, line).
+    waits = core.flags.get((f"{src}_{dst}", "waits"))
+    core.flags[(f"{src}_{dst}", "waits")] = ((waits[0] if waits else 0) + 1, event_id, loc)
     t = t_set + core.timing.flag_latency_cycles
     core.block_pipe(dst, t)
     core.flag_edges.append((src, t_set, dst, max(t, core.pipe_free.get(dst, t)), loc))
@@ -347,11 +371,11 @@ def _impossible_barrier(core, rec: CoreBarrier, everyone: bool, ids: tuple) -> s
     return None
 
 
-def _barrier_deadlock(core, why: str, loc) -> None:
-    """Report a barrier that cannot complete at its line and stop the run, as the device would
-    hang there."""
-    core.launch.findings.report("deadlock", why, loc, hint=core.launch.hint("barrier-impossible"),
-                                core=core.core_id)
+def _barrier_deadlock(core, why: str, loc, other=None) -> None:
+    """Report a barrier that cannot complete at its line (and ``other``, the line of the
+    barrier it does not match) and stop the run, as the device would hang there."""
+    core.launch.findings.report("deadlock", why, (loc, other) if other else loc,
+                                hint=core.launch.hint("barrier-impossible"), core=core.core_id)
     raise DeadlockError(f"deadlock: {why}", loc)
 
 
@@ -378,7 +402,7 @@ def execute_core_barrier(core, rec: CoreBarrier) -> None:
             core, f"core {core.core_id} joins a barrier of {len(ids)} cores ({_ids(ids)}) that "
             f"other cores entered as a barrier of {len(gather.participants)} "
             f"({_ids(gather.participants)}, at {gather.first_loc[0]}:{gather.first_loc[1]}): "
-            "the participants differ, so neither barrier completes", loc)
+            "the participants differ, so neither barrier completes", loc, gather.first_loc)
     gather.arrived.setdefault(core.core_id, deque()).append((core.end_time(), core.core_id, "ALL"))
     notify(core.launch, "on_cross_core_set", core, -1, "barrier", "ALL", loc)
     _release(core, state, gather, -1, loc)

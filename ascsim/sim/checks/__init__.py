@@ -34,6 +34,7 @@ class KernelChecks:
         self.alignment = AlignmentCheck(launch)
         self.leases = LeaseCheck(launch, self.describe_space)
         self.cross = CrossCoreSync(self.clocks_of)
+        self.races.wrong_pipe_set = self.cross.wrong_pipe_set
         # Cross-core hooks are plain delegations (bound here: they run per call).
         self.on_cross_core_set = self.cross.on_cross_core_set
         self.on_cross_core_release = self.cross.on_cross_core_release
