@@ -57,8 +57,11 @@ class KernelChecks:
     # ------------------------------------------------------------------ observer protocol
     def on_gate(self, core, gate, action: str, loc) -> None:
         self.queues.on_gate(core, gate, action, loc)
-        self.leases.on_gate(core, gate, action, loc)
-        self.uninit.on_gate(core, gate, action, loc)
+        if action == "acquire_write":  # a new allocation: fresh bytes, a new generation
+            self.uninit.on_gate(core, gate, action, loc)
+            self.leases.on_gate(core, gate, action, loc)
+        elif action == "release_read":  # given back
+            self.leases.on_gate(core, gate, action, loc)
 
     def on_instr(self, core, instr) -> None:
         if not instr.reads and not instr.writes:

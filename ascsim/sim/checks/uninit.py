@@ -38,12 +38,14 @@ class UninitCheck:
         # Per space, the bytes written before their buffer was last taken again (see
         # on_gate): a read missing those is stale, not uninitialised.
         self.stale: dict = {}
-        # Records whose bytes are all written: found so by a read, or marked by a write. Bytes
-        # become unwritten again only when their buffer is taken again (on_gate forgets the
-        # records there), so a kernel reading and writing the same tiles every iteration has
-        # each tile checked and marked once per allocation, not every time.
-        self.written: set = set()
-        self.padded_done: set = set()  # whole-block write records already marked
+        # Records whose bytes are all written (found so by a read, or marked by a write) ->
+        # the space's version then. A space's version grows each time a buffer in it is taken
+        # again (on_gate), which makes its cached records stale; so a kernel reading and
+        # writing the same tiles every iteration has each tile checked and marked once per
+        # allocation, not every time, and taking a buffer costs two slice operations.
+        self.version: dict = {}
+        self.written: dict = {}
+        self.padded_done: dict = {}  # whole-block write records already marked -> version
 
     def on_gate(self, core, gate, action: str, loc) -> None:
         """A producer takes a gated buffer: its bytes are unwritten for this allocation."""
@@ -55,16 +57,12 @@ class UninitCheck:
             return  # nothing written there yet
         lo, hi = gate.lo, gate.hi
         window = mask[lo:hi]
-        if not window.any():
-            return
         stale = self.stale.get(space)
         if stale is None:
             stale = self.stale[space] = np.zeros(mask.size, dtype=bool)
         stale[lo:hi] |= window
         window[...] = False
-        for cache in (self.written, self.padded_done):
-            dropped = [r for r in cache if r[0] == space and r[1] < hi and r[2] > lo]
-            cache.difference_update(dropped)
+        self.version[space] = self.version.get(space, 0) + 1
 
     def _mask(self, core, space):
         mask = self.masks.get(space)
@@ -78,10 +76,10 @@ class UninitCheck:
         return mask
 
     def on_instr(self, core, instr) -> None:
-        masks, written = self.masks, self.written
+        masks, written, version = self.masks, self.written, self.version
         for record in instr.reads:
             space, lo, hi = record[0], record[1], record[2]
-            if space[0] == "GM" or hi <= lo or record in written:
+            if space[0] == "GM" or hi <= lo or written.get(record) == version.get(space, 0):
                 continue
             mask = masks.get(space)
             if mask is None:
@@ -89,16 +87,19 @@ class UninitCheck:
             if mask is not None:
                 window = _window(mask, record, lo, hi)
                 if window.all():
-                    self.written.add(record)
+                    written[record] = version.get(space, 0)
                 else:
                     self._report(core, instr, space, lo, hi, window, record)
         if not instr.writes:
             return
         padded = getattr(instr.record, "whole_blocks", False)
+        done_cache = self.padded_done if padded else written
         for record in instr.writes:
             space, lo, hi = record[0], record[1], record[2]
-            if space[0] == "GM" or hi <= lo or record in (self.padded_done if padded
-                                                         else written):
+            if space[0] == "GM" or hi <= lo:
+                continue
+            now = version.get(space, 0)
+            if done_cache.get(record) == now:
                 continue
             mask = masks.get(space)
             if mask is None:
@@ -106,9 +107,9 @@ class UninitCheck:
             if mask is not None:
                 for done in (_padded(record) if padded else (record,)):
                     _window(mask, done, done[1], done[2])[...] = True
-                self.written.add(record)
+                written[record] = now
                 if padded:
-                    self.padded_done.add(record)
+                    self.padded_done[record] = now
 
     def _report(self, core, instr, space, lo, hi, window: np.ndarray, record) -> None:
         # A strided record's window is (rows x row_bytes): map its flat index back to a byte.
