@@ -111,6 +111,43 @@ def test_use_after_free_names_read_free_and_reallocation_and_fix():
     np.testing.assert_array_equal(y, np.concatenate([x[:N], x[N:] + x[:N]]))
 
 
+@asc.jit
+def scratch_phases(x: asc.GlobalAddress, y: asc.GlobalAddress, bug: asc.ConstExpr[bool]):
+    pipe = asc.TPipe()
+    buf = asc.TBuf(asc.TPosition.VECCALC)
+    pipe.init_buffer(buf=buf, num=4 * N)
+    ones = buf.get(F32)
+    asc.duplicate(ones, 1.0, N)
+    pipe.reset()  # the second phase carves the buffer again
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)  # once the first phase is done with it
+    qin = asc.TQue(asc.TPosition.VECIN, 1)
+    pipe.init_buffer(que=qin, num=1, len=4 * N)
+    pipe.init_buffer(buf=buf, num=4 * N)  # mark: re-init
+    if not bug:
+        ones = buf.get(F32)
+        asc.duplicate(ones, 1.0, N)
+    gx, gy = tensors(x, y)
+    t = qin.alloc_tensor(F32)
+    asc.data_copy(t, gx, N)
+    qin.enque(t)
+    a = qin.deque(F32)
+    asc.add(a, a, ones, N)  # mark: old-view
+    asc.set_flag(asc.HardEvent.V_MTE3, 0)
+    asc.wait_flag(asc.HardEvent.V_MTE3, 0)
+    asc.data_copy(gy, a, N)
+    qin.free_tensor(a)
+
+
+def test_view_of_a_tbuf_placed_again_and_fix():
+    x, y = f32(N, 1.0), np.zeros(N, np.float32)
+    finding = of(scratch_phases[1](x, y, True), "use-after-free")[0]
+    assert lines_of(finding) == [mark("old-view"), mark("re-init")]
+    assert "placed again (now bytes [256, 512))" in finding.message
+    assert not np.array_equal(y, x + 1)  # the old view's bytes are the queue's now
+    assert scratch_phases[1](x, y, False).findings == []
+    np.testing.assert_array_equal(y, x + 1)
+
+
 # ------------------------------------------------------------------------------------------
 # Stale data: the max of every tile; the tail tile copies in fewer elements than it reduces.
 @asc.jit

@@ -287,6 +287,20 @@ class TQueBind(TQue):
         self.dst = TPosition(dst)
 
 
+class TBufSlot:
+    """What the views of a TBuf carry in place of a queue slot: the TBuf's gate, whose
+    generation counts the TBuf's initialisations, so a view of an earlier one (its bytes
+    carved again since, after ``pipe.reset()``) is reported where it is used. A TBuf belongs
+    to no queue and is never handed over: its gate never orders anything."""
+
+    __slots__ = ("gate",)
+    queue = None
+    state = "allocated"
+
+    def __init__(self, gate: Gate):
+        self.gate = gate
+
+
 class TBuf:
     """Scratch space without queue semantics (``asc.TBuf(pos)``), usually VECCALC."""
 
@@ -295,12 +309,22 @@ class TBuf:
         self.mem = None
         self.addr = 0
         self.nbytes = 0
+        self.slot = None
 
     def _init(self, pipe: TPipe, nbytes: int, loc) -> None:
         self.mem = memory_for(pipe.core, self.position, loc)
         size = round_up(nbytes, BLOCK)
         self.addr = _carve(pipe, self.mem, size, loc, f"init_buffer(buf=TBuf, len={nbytes})")
         self.nbytes = size
+        if self.slot is None:
+            gate = Gate(self.mem, self.addr, self.addr + size, "V", "V",
+                        f"view of a TBuf({self.position.name})")
+            gate.state = "writing"  # held by its owner for good
+            self.slot = TBufSlot(gate)
+        gate = self.slot.gate
+        gate.lo, gate.hi = self.addr, self.addr + size
+        gate.generation += 1
+        gate.taken_at = loc
 
     def get(self, dtype, len=None, shape=None) -> LocalTensor:  # noqa: A002 - pyasc name
         loc = user_location()
@@ -320,11 +344,14 @@ class TBuf:
         # same TBuf is a local-overflow; without a length it is the whole buffer.
         end = self.addr + (self.nbytes if len is None else
                            min(self.nbytes, round_up(count * dtype.sizeof(), BLOCK)))
-        return LocalTensor.bound(self.mem, self.position, self.addr, count, dtype,
-                                 alloc_end=max(end, self.addr + count * dtype.sizeof()))
+        return LocalTensor.bound(self.mem, self.position, self.addr, count, dtype, self.slot,
+                                 max(end, self.addr + count * dtype.sizeof()),
+                                 self.slot.gate.generation)
 
     def get_with_offset(self, size: int, buf_offset: int, dtype) -> LocalTensor:
         loc = user_location()
+        if self.mem is None:
+            raise KernelError("TBuf.get_with_offset before pipe.init_buffer(buf=...)", loc)
         dtype = as_dtype(dtype)
         if buf_offset % BLOCK:
             current_core().launch.findings.report(
@@ -334,8 +361,9 @@ class TBuf:
         start = self.addr + int(buf_offset)
         # The view ends where its size does (see get), not at the end of the whole buffer.
         end = min(self.addr + self.nbytes, start + round_up(int(size) * dtype.sizeof(), BLOCK))
-        t = LocalTensor.bound(self.mem, self.position, start, int(size), dtype,
-                              alloc_end=max(end, start + int(size) * dtype.sizeof()))
+        t = LocalTensor.bound(self.mem, self.position, start, int(size), dtype, self.slot,
+                              max(end, start + int(size) * dtype.sizeof()),
+                              self.slot.gate.generation)
         if t.addr + int(size) * dtype.sizeof() > self.addr + self.nbytes:
             current_core().launch.findings.report(
                 "local-overflow", "TBuf.get_with_offset runs past the end of the buffer", loc,

@@ -6,7 +6,9 @@ tensor handed out by the front-end carries the generation it was taken at (``Reg
 An instruction touching the buffer through an operand of an earlier generation, or after the
 buffer was given back, sees (or overwrites) whatever the buffer's next owner put there: a
 ``use-after-free`` finding naming the use, the free, and the allocation that took the buffer
-again.
+again. Scratch buffers (a TBuf's views) have a gate that is never handed over; its generation
+counts the times the buffer was placed, and a view made before the latest placement is
+reported with the line that placed it again.
 """
 
 from __future__ import annotations
@@ -66,7 +68,11 @@ class LeaseCheck:
         if region.lease == gate.generation and gate.state != "free":
             return
         entries = self.history.get(gate)
-        if not entries or not 0 < region.lease <= len(entries):
+        if not entries:
+            if region.lease < gate.generation and gate.taken_at:
+                self._superseded(core, instr, region, written)
+            return
+        if not 0 < region.lease <= len(entries):
             return
         _, freed = entries[region.lease - 1]
         lo = region.offset
@@ -81,6 +87,22 @@ class LeaseCheck:
         else:
             message = (f"{what}: its next allocation may change these bytes at any time")
             locations = tuple(loc for loc in (instr.loc, freed) if loc)
+        self._report(core, gate, region, message, locations)
+
+    def _superseded(self, core, instr, region: Region, written: bool) -> None:
+        """A view of a buffer that is never handed over (scratch space), made before the
+        buffer was placed again (``taken_at``)."""
+        gate = region.gate
+        lo = region.offset
+        self._report(core, gate, region, (
+            f"{instr.op} on {instr.pipe} {'writes' if written else 'reads'} "
+            f"{self.describe_space(gate.key)} bytes [{lo}, {lo + region.nbytes}) through a "
+            f"{gate.label} made before the buffer was placed again (now bytes [{gate.lo}, "
+            f"{gate.hi})): the old view's bytes may belong to another owner"),
+            (instr.loc, gate.taken_at))
+
+    def _report(self, core, gate, region: Region, message: str, locations) -> None:
+        lo = region.offset
         self.launch.findings.report(
             "use-after-free", message, locations, hint=self.launch.hint("use-after-free"),
             core=core.core_id, buffer=self.describe_space(gate.key), start=lo,
