@@ -15,6 +15,7 @@ PYASC_HINTS = {
                           "same used_cores on every core",
     "use-after-free": "alloc_tensor a new tensor for new data; do not touch a tensor after its "
                       "free_tensor",
+    "view-superseded": "call TBuf.get again after init_buffer(buf=...) placed the TBuf again",
     "stale-read": "copy in (data_copy_pad for a tail) or compute every element the instruction "
                   "reads after alloc_tensor, or pass the count of valid elements",
     "placement-overlap": "place the static LocalTensor outside the bytes init_buffer carved "

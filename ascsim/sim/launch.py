@@ -51,6 +51,7 @@ DEFAULT_HINTS = {
                           "at a barrier, and have every core enter it with the same participants",
     "use-after-free": "take a new buffer for new data and stop using the old one once it is "
                       "given back",
+    "view-superseded": "make views of a buffer again after it is placed again",
     "stale-read": "write every byte the instruction reads since the buffer was taken (or read "
                   "fewer elements)",
     "placement-overlap": "place the tensor outside the bytes the other owner holds",

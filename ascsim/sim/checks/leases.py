@@ -99,11 +99,12 @@ class LeaseCheck:
             f"{self.describe_space(gate.key)} bytes [{lo}, {lo + region.nbytes}) through a "
             f"{gate.label} made before the buffer was placed again (now bytes [{gate.lo}, "
             f"{gate.hi})): the old view's bytes may belong to another owner"),
-            (instr.loc, gate.taken_at))
+            (instr.loc, gate.taken_at), "view-superseded")
 
-    def _report(self, core, gate, region: Region, message: str, locations) -> None:
+    def _report(self, core, gate, region: Region, message: str, locations,
+                hint: str = "use-after-free") -> None:
         lo = region.offset
         self.launch.findings.report(
-            "use-after-free", message, locations, hint=self.launch.hint("use-after-free"),
+            "use-after-free", message, locations, hint=self.launch.hint(hint),
             core=core.core_id, buffer=self.describe_space(gate.key), start=lo,
             stop=lo + region.nbytes)
