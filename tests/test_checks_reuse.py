@@ -353,6 +353,21 @@ def mix_waves(x: asc.GlobalAddress, y: asc.GlobalAddress):
         asc.data_copy(gy[block * N:], t, N)
 
 
+@asc.jit(kernel_type=config.KernelType.MIX_AIC_1_2)
+def all_aiv_flag(x: asc.GlobalAddress):
+    if asc.ascend_is_aiv():
+        asc.cross_core_set_flag(2, 0, asc.PipeID.PIPE_MTE3)  # mark: mode-0
+        asc.cross_core_wait_flag(2, 0)
+
+
+def test_full_core_cross_core_barrier_with_more_blocks_than_cores_is_a_deadlock():
+    with pytest.raises(DeadlockError) as err:
+        all_aiv_flag[25](f32(8))  # Ascend910B1: 24 groups at a time
+    assert err.value.where[1] == mark("mode-0")
+    assert "25 blocks" in str(err.value)
+    assert all_aiv_flag[24](f32(8)).findings == []
+
+
 def test_barriers_in_a_two_wave_launch_are_deterministic():
     """Barriers of later waves get their own identity (not the id() of a freed object): the
     same launch gives the same result every time."""

@@ -303,6 +303,14 @@ def execute_cross_core_set(core, rec: CrossCoreSet) -> None:
             hint="name the pipe whose work the partner core must see finished",
             core=core.core_id)
     core.call_overhead()
+    if rec.scope == "all_of_kind" and \
+            core.launch.config.block_num > core.launch.blocks_per_wave():
+        # A barrier of every core of the kind, like sync_all: later waves cannot join it.
+        _barrier_deadlock(core, f"cross-core flag {flag} is set for every {core.kind} core in a "
+                          f"launch of {core.launch.config.block_num} blocks, but "
+                          f"{core.launch.soc.name} runs {core.launch.blocks_per_wave()} blocks "
+                          "at a time: the blocks of later waves start only when a core of the "
+                          "first wave finishes, so the round never completes", loc)
     t_set = core.pipe_ready(pipe) if pipe != "ALL" else core.end_time()
     key, participants, targets = _scope(core, rec)
     state = core.launch.cross_core
