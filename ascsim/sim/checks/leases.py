@@ -15,16 +15,17 @@ from __future__ import annotations
 
 from ascsim.isa.operands import Region
 
-#: Record fields that hold a destination operand (the rest are read).
-WRITTEN_FIELDS = frozenset({"dst"})
+#: Record fields (:mod:`ascsim.isa.instr`) that hold operands -- a Region or a tuple of them --
+#: and whether the instruction writes them.
+OPERAND_FIELDS = {"dst": True, "src": False, "srcs": False, "a": False, "b": False,
+                  "bias": False, "mask": False, "offsets": False, "work": True, "extra": False,
+                  "scratch": True}
 
 
 def _operand_fields(record_type) -> tuple[tuple[int, bool], ...]:
-    """(field index, written?) of the fields of a record type that may hold operands: those
-    annotated with Region, a tuple (of operands) or Any."""
-    hints = getattr(record_type, "__annotations__", {})
-    return tuple((i, name in WRITTEN_FIELDS) for i, name in enumerate(record_type._fields)
-                 if any(word in str(hints.get(name, "")) for word in ("Region", "tuple", "Any")))
+    """(field index, written?) of the operand fields of a record type."""
+    return tuple((i, OPERAND_FIELDS[name]) for i, name in enumerate(record_type._fields)
+                 if name in OPERAND_FIELDS)
 
 
 class LeaseCheck:
@@ -55,10 +56,12 @@ class LeaseCheck:
         for index, written in fields:
             value = record[index]
             if type(value) is Region:
-                self._check(core, instr, value, written)
+                gate = value.gate  # (the common case, a current tensor, checked inline)
+                if gate is not None and (value.lease != gate.generation or gate.state == "free"):
+                    self._check(core, instr, value, written)
             elif type(value) is tuple:
                 for item in value:
-                    if type(item) is Region:
+                    if type(item) is Region and item.gate is not None:
                         self._check(core, instr, item, written)
 
     def _check(self, core, instr, region: Region, written: bool) -> None:

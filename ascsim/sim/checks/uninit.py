@@ -60,8 +60,9 @@ class UninitCheck:
         stale = self.stale.get(space)
         if stale is None:
             stale = self.stale[space] = np.zeros(mask.size, dtype=bool)
-        stale[lo:hi] |= window
-        window[...] = False
+        done = stale[lo:hi]
+        np.logical_or(done, window, out=done)
+        window.fill(False)
         self.version[space] = self.version.get(space, 0) + 1
 
     def _mask(self, core, space):
