@@ -49,7 +49,8 @@ class QueueSlot:
 
 
 def _carve(pipe, mem, nbytes: int, loc, what: str) -> int:
-    """Take ``nbytes`` from the pipe's bump allocator for ``mem``; fail past capacity."""
+    """Take ``nbytes`` from the pipe's bump allocator for ``mem``; fail past capacity. The carve
+    is registered as the pipe's placement (a static tensor over it is then reported)."""
     start = pipe.used.get(mem.name, 0)
     end = start + nbytes
     if end > mem.capacity:
@@ -57,6 +58,8 @@ def _carve(pipe, mem, nbytes: int, loc, what: str) -> int:
             f"{what} requests {nbytes} B of {mem.name} at offset {start}, but {mem.name} holds "
             f"{mem.capacity} B on {current_core().soc.name} ({start} B already in use)", loc)
     pipe.used[mem.name] = end
+    pipe.core.launch.placements.place(pipe.core, mem, start, end, pipe, "carve",
+                                      f"the buffers of {what}", loc)
     return start
 
 
@@ -100,9 +103,11 @@ class TPipe:
 
     def reset(self) -> None:
         self.used.clear()
+        self.core.launch.placements.release(self)
 
     def destroy(self) -> None:
         """Release everything; tensors still held are reported by the checks."""
+        self.core.launch.placements.release(self)
 
     # Event ids: each HardEvent has 8 ids; hand them out in order.
     def alloc_event_id(self, event: HardEvent = HardEvent.V_S) -> int:
@@ -168,7 +173,8 @@ class TQue:
             raise KernelError("alloc_tensor needs the element type, e.g. alloc_tensor(asc.float32)",
                               loc)
         return LocalTensor.bound(self.mem, self.position, slot.addr,
-                                 slot.nbytes // dtype.np_dtype.itemsize, dtype, slot)
+                                 slot.nbytes // dtype.np_dtype.itemsize, dtype, slot,
+                                 lease=slot.gate.generation)
 
     def _free_slot(self, loc) -> QueueSlot:
         slots = self.slots
@@ -281,6 +287,20 @@ class TQueBind(TQue):
         self.dst = TPosition(dst)
 
 
+class TBufSlot:
+    """What the views of a TBuf carry in place of a queue slot: the TBuf's gate, whose
+    generation counts the TBuf's initialisations, so a view of an earlier one (its bytes
+    carved again since, after ``pipe.reset()``) is reported where it is used. A TBuf belongs
+    to no queue and is never handed over: its gate never orders anything."""
+
+    __slots__ = ("gate",)
+    queue = None
+    state = "allocated"
+
+    def __init__(self, gate: Gate):
+        self.gate = gate
+
+
 class TBuf:
     """Scratch space without queue semantics (``asc.TBuf(pos)``), usually VECCALC."""
 
@@ -289,12 +309,22 @@ class TBuf:
         self.mem = None
         self.addr = 0
         self.nbytes = 0
+        self.slot = None
 
     def _init(self, pipe: TPipe, nbytes: int, loc) -> None:
         self.mem = memory_for(pipe.core, self.position, loc)
         size = round_up(nbytes, BLOCK)
         self.addr = _carve(pipe, self.mem, size, loc, f"init_buffer(buf=TBuf, len={nbytes})")
         self.nbytes = size
+        if self.slot is None:
+            gate = Gate(self.mem, self.addr, self.addr + size, "V", "V",
+                        f"view of a TBuf({self.position.name})")
+            gate.state = "writing"  # held by its owner for good
+            self.slot = TBufSlot(gate)
+        gate = self.slot.gate
+        gate.lo, gate.hi = self.addr, self.addr + size
+        gate.generation += 1
+        gate.taken_at = loc
 
     def get(self, dtype, len=None, shape=None) -> LocalTensor:  # noqa: A002 - pyasc name
         loc = user_location()
@@ -309,19 +339,31 @@ class TBuf:
                 f"{self.nbytes} B buffer", loc,
                 hint="give init_buffer(buf=...) enough bytes, or get fewer elements",
                 core=current_core().core_id)
-        return LocalTensor.bound(self.mem, self.position, self.addr, count, dtype,
-                                 alloc_end=self.addr + self.nbytes)
+        # A view asked for by length ends there (to the next 32-byte block, the granularity of
+        # the buffer's views), so an instruction running past it into a neighbouring view of the
+        # same TBuf is a local-overflow; without a length it is the whole buffer.
+        end = self.addr + (self.nbytes if len is None else
+                           min(self.nbytes, round_up(count * dtype.sizeof(), BLOCK)))
+        return LocalTensor.bound(self.mem, self.position, self.addr, count, dtype, self.slot,
+                                 max(end, self.addr + count * dtype.sizeof()),
+                                 self.slot.gate.generation)
 
     def get_with_offset(self, size: int, buf_offset: int, dtype) -> LocalTensor:
         loc = user_location()
+        if self.mem is None:
+            raise KernelError("TBuf.get_with_offset before pipe.init_buffer(buf=...)", loc)
         dtype = as_dtype(dtype)
         if buf_offset % BLOCK:
             current_core().launch.findings.report(
                 "alignment", f"TBuf.get_with_offset offset {buf_offset} is not 32-byte aligned",
                 loc, hint="offsets into local buffers must be multiples of 32 B",
                 core=current_core().core_id)
-        t = LocalTensor.bound(self.mem, self.position, self.addr + int(buf_offset), int(size),
-                              dtype, alloc_end=self.addr + self.nbytes)
+        start = self.addr + int(buf_offset)
+        # The view ends where its size does (see get), not at the end of the whole buffer.
+        end = min(self.addr + self.nbytes, start + round_up(int(size) * dtype.sizeof(), BLOCK))
+        t = LocalTensor.bound(self.mem, self.position, start, int(size), dtype, self.slot,
+                              max(end, start + int(size) * dtype.sizeof()),
+                              self.slot.gate.generation)
         if t.addr + int(size) * dtype.sizeof() > self.addr + self.nbytes:
             current_core().launch.findings.report(
                 "local-overflow", "TBuf.get_with_offset runs past the end of the buffer", loc,

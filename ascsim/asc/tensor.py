@@ -128,7 +128,8 @@ class LocalTensor:
     ``TBuf.get`` are made by the framework.
     """
 
-    __slots__ = ("mem", "position", "addr", "length", "dtype", "slot", "alloc_end", "tag")
+    __slots__ = ("mem", "position", "addr", "length", "dtype", "slot", "alloc_end", "tag",
+                 "lease")
 
     def __init__(self, dtype=None, pos: TPosition = TPosition.VECIN, addr: int = 0,
                  tile_size: int = 0):
@@ -137,19 +138,29 @@ class LocalTensor:
         self.addr = int(addr)
         self.length = int(tile_size)
         self.slot = None
+        self.lease = None
         self.tag = 0
         self.mem = None
         self.alloc_end = None
         if dtype is not None and (tile_size or addr):
             core = current_core()
-            self.mem = memory_for(core, self.position, user_location())
+            loc = user_location()
+            self.mem = memory_for(core, self.position, loc)
             self.alloc_end = self.addr + self.length * self.dtype.sizeof()
-            # Declaring a tensor larger than its buffer is legal (pyasc's linear example does);
-            # touching bytes past the physical buffer is not, and ``elements`` raises then.
+            # Registered with the machine: a placement over a pipe's buffers, or past the
+            # buffer's end, is reported here, at the line to change. Declaring a whole-buffer
+            # handle (from byte 0, larger than the buffer) is legal (pyasc's linear example
+            # does); touching bytes past the physical buffer is not, and ``elements`` raises.
+            core.launch.placements.place(
+                core, self.mem, self.addr, self.alloc_end, None, "fixed",
+                f"a LocalTensor({self.position.name}) placed at byte {self.addr}", loc)
 
     @classmethod
-    def bound(cls, mem, position, addr, length, dtype, slot=None, alloc_end=None):
+    def bound(cls, mem, position, addr, length, dtype, slot=None, alloc_end=None, lease=None):
+        """A tensor over bytes the framework owns; ``slot`` and ``lease`` (the generation of the
+        slot's gate when it was allocated) for a queue's tensors."""
         t = cls.__new__(cls)
+        t.lease = lease
         t.mem = mem
         t.position = position
         t.addr = addr
@@ -169,7 +180,8 @@ class LocalTensor:
         self._require_bound()
         size = self.dtype.sizeof()
         return LocalTensor.bound(self.mem, self.position, self.addr + start * size,
-                                 self.length - start, self.dtype, self.slot, self.alloc_end)
+                                 self.length - start, self.dtype, self.slot, self.alloc_end,
+                                 self.lease)
 
     def __getitem__(self, index) -> LocalTensor:
         return self._view_from(_slice_start(index, "LocalTensor"))
@@ -206,6 +218,7 @@ class LocalTensor:
         view = src._view_from(int(offset))
         self.mem, self.position, self.addr = view.mem, view.position, view.addr
         self.length, self.slot, self.alloc_end = view.length, view.slot, view.alloc_end
+        self.lease = view.lease
         if self.dtype is None:
             self.dtype = view.dtype
 
@@ -214,7 +227,7 @@ class LocalTensor:
         dtype = as_dtype(dtype)
         length = self.length * self.dtype.sizeof() // dtype.sizeof()
         return LocalTensor.bound(self.mem, self.position, self.addr, length, dtype, self.slot,
-                                 self.alloc_end)
+                                 self.alloc_end, self.lease)
 
     def get_value(self, index: int):
         return current_core().execute(ScalarLoad(self.region().at(int(index), 1), user_location(),
@@ -242,8 +255,11 @@ class LocalTensor:
         if self.mem is None:
             self._require_bound()
         slot = self.slot
+        if slot is None:
+            return Region(self.mem, self.addr, self.length if count is None else count,
+                          self.dtype.np_dtype, self.alloc_end)
         return Region(self.mem, self.addr, self.length if count is None else count,
-                      self.dtype.np_dtype, self.alloc_end, None if slot is None else slot.gate)
+                      self.dtype.np_dtype, self.alloc_end, slot.gate, self.lease)
 
     def elements(self, start: int, count: int, loc) -> np.ndarray:
         """A numpy view of ``count`` elements from element ``start`` (the operand rules apply)."""

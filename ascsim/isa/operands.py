@@ -48,6 +48,9 @@ class Region(NamedTuple):
     capacity). ``gate``: the buffer gate that orders accesses to these bytes (a queue slot's,
     see :class:`ascsim.sim.sync.Gate`), or None. A record that touches a gated region starts no
     earlier than the gate allows and moves the gate's last use to its own completion.
+    ``lease``: the gate's generation (how many times a producer had taken it) when the
+    operand's tensor was handed out; a later generation means the buffer was given back and
+    taken again since (the checks report such a use).
     """
 
     mem: Any
@@ -56,6 +59,7 @@ class Region(NamedTuple):
     dtype: np.dtype
     end: int | None = None
     gate: Any = None
+    lease: int | None = None
 
     @property
     def space(self) -> str:

@@ -24,6 +24,7 @@ from ascsim.sim.core import PIPES, Core
 from ascsim.sim.findings import FindingLog
 from ascsim.sim.l2 import L2Cache
 from ascsim.sim.memory import DeviceMemory
+from ascsim.sim.placements import Placements
 from ascsim.sim.profile import build_profile
 from ascsim.sim.report import CoreReport, KernelReport
 from ascsim.sim.scheduler import Scheduler
@@ -47,6 +48,18 @@ DEFAULT_HINTS = {
     "gate-held": "give every buffer back before the kernel returns",
     "cross-core-pending": "wait for the flag on the receiving core before setting it again",
     "deadlock": "every wait needs a matching set on another running core",
+    "barrier-impossible": "launch at most as many blocks as the chip has cores when they meet "
+                          "at a barrier, and have every core enter it with the same participants",
+    "use-after-free": "take a new buffer for new data and stop using the old one once it is "
+                      "given back",
+    "view-superseded": "make views of a buffer again after it is placed again",
+    "stale-read": "write every byte the instruction reads since the buffer was taken (or read "
+                  "fewer elements)",
+    "placement-overlap": "place the tensor outside the bytes the other owner holds",
+    "placement-outside": "place the tensor inside the memory (address + size <= capacity)",
+    "flag-wrong-id": "wait for the event id that the matching set raises",
+    "cross-core-wrong-pipe": "raise the cross-core flag on {pipe}, the pipe whose write the "
+                             "other core reads",
 }
 
 
@@ -126,6 +139,8 @@ class Launch:
         # Cross-core flag counters and gathers, and every buffer gate made in the launch.
         self.cross_core = CrossCoreState()
         self.gates: list = []
+        # Who holds which bytes of each local memory (front-ends register their placements).
+        self.placements = Placements(self)
         self._partners: dict = {}  # (group, kind, sub-block) -> core, see partner()
         # Cross-core hand-offs for the trace: (src core id, src pipe, t_set, dst core id,
         # dst pipe, t_wait, loc), times in cycles. See :meth:`record_cross_edge`.

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from ascsim.isa.errors import KernelError
+from ascsim.isa.errors import DeadlockError, KernelError
 from ascsim.isa.instr import (
     CoreBarrier,
     CrossCoreSet,
@@ -62,7 +62,7 @@ class Gate:
     """
 
     __slots__ = ("key", "lo", "hi", "space", "producer", "consumer", "label", "ready",
-                 "last_done", "state", "taken_at", "core_id")
+                 "last_done", "state", "taken_at", "core_id", "generation")
 
     def __init__(self, mem, lo: int, hi: int, producer: str, consumer: str, label: str):
         self.key = mem.key
@@ -75,6 +75,9 @@ class Gate:
         self.last_done = 0.0
         self.state = "free"
         self.taken_at = None  # the line where a producer last took the buffer
+        # How many times a producer has taken the buffer: an operand handed out at an earlier
+        # generation (``Region.lease``) refers to a buffer given back since.
+        self.generation = 0
 
     def __repr__(self) -> str:
         return f"Gate({self.label}, {self.space}[{self.lo}:{self.hi}], {self.state})"
@@ -122,6 +125,7 @@ def execute_gate(core, rec: GateOp) -> None:
     gate.state = GATE_STATES[rec.action]
     if rec.action == "acquire_write":
         gate.taken_at = rec.loc
+        gate.generation += 1
     for observer in core.launch.observers:
         observer.on_gate(core, gate, rec.action, rec.loc)
 
@@ -130,16 +134,37 @@ def execute_gate(core, rec: GateOp) -> None:
 def execute_set_flag(core, rec: SetFlag) -> None:
     core.call_overhead()
     src, dst, event_id, loc = rec.src, rec.dst, rec.event_id, rec.loc
-    pending = core.flags.setdefault((f"{src}_{dst}", event_id), deque())
+    pair = f"{src}_{dst}"
+    pending = core.flags.setdefault((pair, event_id), deque())
+    waits = core.flags.get((pair, "waits"))
     if pending:
-        core.launch.findings.report(
-            "flag-misuse", f"set_flag({src}_{dst}, {event_id}) while the flag is already set "
-            "and not yet waited for", (pending[-1][1], loc),
-            hint=core.launch.hint("flag-set-twice", src=src, dst=dst, event_id=event_id),
-            core=core.core_id)
-    pending.append((core.pipe_ready(src), loc))
+        _set_twice(core, rec, pending[-1], waits)
+    pending.append((core.pipe_ready(src), loc, waits[0] if waits else 0))
     for observer in core.launch.observers:
         observer.on_set_flag(core, src, dst, event_id, loc)
+
+
+def _set_twice(core, rec: SetFlag, earlier: tuple, waits) -> None:
+    """A set of an event id still set. When a wait of the same pipe pair consumed another id
+    since the earlier set, that wait named the wrong id (the ping-pong index of another tile):
+    on the device it waits for a set that does not come in time, so it is reported there;
+    otherwise the second set is the line to change."""
+    src, dst, event_id, loc = rec.src, rec.dst, rec.event_id, rec.loc
+    _, earlier_loc, waits_then = earlier
+    if waits and waits[0] > waits_then and waits[1] != event_id:
+        _, wrong_id, wait_loc = waits
+        core.launch.findings.report(
+            "flag-misuse", f"wait_flag({src}_{dst}, {wrong_id}) waits for event {wrong_id}, "
+            f"but the matching set raises event {event_id}, which is now set twice without a "
+            f"wait (here and at {earlier_loc[0]}:{earlier_loc[1]}): the wait names the wrong "
+            "event id and, on the device, waits for a set that does not come", (wait_loc, loc),
+            hint=core.launch.hint("flag-wrong-id"), core=core.core_id)
+        return
+    core.launch.findings.report(
+        "flag-misuse", f"set_flag({src}_{dst}, {event_id}) while the flag is already set "
+        "and not yet waited for", (earlier_loc, loc),
+        hint=core.launch.hint("flag-set-twice", src=src, dst=dst, event_id=event_id),
+        core=core.core_id)
 
 
 def execute_wait_flag(core, rec: WaitFlag) -> None:
@@ -153,7 +178,10 @@ def execute_wait_flag(core, rec: WaitFlag) -> None:
             hint=core.launch.hint("flag-wait-unset", src=src, dst=dst, event_id=event_id),
             core=core.core_id)
         return
-    t_set, set_loc = pending.popleft()
+    t_set, set_loc, _ = pending.popleft()
+    # The pair's waits so far, and the latest: (count, event id, line).
+    waits = core.flags.get((f"{src}_{dst}", "waits"))
+    core.flags[(f"{src}_{dst}", "waits")] = ((waits[0] if waits else 0) + 1, event_id, loc)
     t = t_set + core.timing.flag_latency_cycles
     core.block_pipe(dst, t)
     core.flag_edges.append((src, t_set, dst, max(t, core.pipe_free.get(dst, t)), loc))
@@ -183,6 +211,7 @@ class _Gather:
     participants: tuple  # core ids that must all set before anyone is released
     targets: tuple  # core ids whose counters a completed round raises
     arrived: dict  # core id -> deque of (set time, core id, pipe)
+    first_loc: tuple | None = None  # where the first participant entered (barriers)
 
 
 class CrossCoreState:
@@ -201,6 +230,13 @@ def _wave_cores() -> list:
     return [slot.core for slot in current_scheduler().slots]
 
 
+def _wave_id() -> int:
+    """A deterministic identity of the caller's wave: its first core's id. (Not ``id()`` of
+    the wave's scheduler: a later wave's scheduler may reuse a freed one's address, and its
+    barriers would then find the earlier wave's half-filled gathers.)"""
+    return current_scheduler().slots[0].core.core_id
+
+
 def group_cores(core, kind: str) -> list:
     """The cores of ``kind`` in ``core``'s group (block) of this wave."""
     return [c for c in _wave_cores() if c.group == core.group and c.kind == kind]
@@ -211,7 +247,7 @@ def _scope(core, rec: CrossCoreSet):
     scope, loc = rec.scope, rec.loc
     if scope == "all_of_kind":
         same = [c.core_id for c in _wave_cores() if c.kind == core.kind]
-        return ("all_of_kind", core.kind, id(current_scheduler())), same, same
+        return ("all_of_kind", core.kind, _wave_id()), same, same
     if scope == "subblock_pair":
         if core.kind != "AIV":
             raise KernelError("a sub-block pair flag synchronises the two AIVs of a group; "
@@ -278,6 +314,14 @@ def execute_cross_core_set(core, rec: CrossCoreSet) -> None:
             hint="name the pipe whose work the partner core must see finished",
             core=core.core_id)
     core.call_overhead()
+    if rec.scope == "all_of_kind" and \
+            core.launch.config.block_num > core.launch.blocks_per_wave():
+        # A barrier of every core of the kind, like sync_all: later waves cannot join it.
+        _barrier_deadlock(core, f"cross-core flag {flag} is set for every {core.kind} core in a "
+                          f"launch of {core.launch.config.block_num} blocks, but "
+                          f"{core.launch.soc.name} runs {core.launch.blocks_per_wave()} blocks "
+                          "at a time: the blocks of later waves start only when a core of the "
+                          "first wave finishes, so the round never completes", loc)
     t_set = core.pipe_ready(pipe) if pipe != "ALL" else core.end_time()
     key, participants, targets = _scope(core, rec)
     state = core.launch.cross_core
@@ -314,6 +358,46 @@ def _block(core, pipe: str, t: float) -> None:
         core.block_pipe(pipe, t)
 
 
+def _kind_count(launch, kind: str) -> int:
+    """How many cores of ``kind`` the whole launch runs (every wave)."""
+    blocks = launch.config.block_num
+    per_block = {("AIV_ONLY", "AIV"): 1, ("AIC_ONLY", "AIC"): 1, ("MIX", "AIC"): 1,
+                 ("MIX", "AIV"): 2}
+    return blocks * per_block.get((launch.kind, kind), 0)
+
+
+def _impossible_barrier(core, rec: CoreBarrier, everyone: bool, ids: tuple) -> str | None:
+    """Why a barrier of ``ids`` can never complete on the device, or None.
+
+    Blocks beyond the chip's cores run in later waves, which start only when a core of the
+    first wave finishes: a barrier waiting for every block therefore waits for blocks that
+    cannot start while it waits. A ``used_cores`` beyond the cores the launch has waits for
+    cores that do not exist."""
+    launch = core.launch
+    kinds = ("AIC", "AIV") if everyone else (core.kind,)
+    launched = sum(_kind_count(launch, k) for k in kinds)
+    if rec.used_cores is not None and not everyone:
+        if int(rec.used_cores) > launched:
+            return (f"a barrier of used_cores={int(rec.used_cores)} in a launch of {launched} "
+                    f"{core.kind} core(s): it waits for cores that do not exist")
+        return None
+    if launch.config.block_num > launch.blocks_per_wave():
+        return (f"a barrier of every {'core' if everyone else core.kind + ' core'} in a launch "
+                f"of {launch.config.block_num} blocks, but {launch.soc.name} runs "
+                f"{launch.blocks_per_wave()} blocks at a time: the blocks of later waves start "
+                "only when a core of the first wave finishes, and the first wave waits for them "
+                "at this barrier forever")
+    return None
+
+
+def _barrier_deadlock(core, why: str, loc, other=None) -> None:
+    """Report a barrier that cannot complete at its line (and ``other``, the line of the
+    barrier it does not match) and stop the run, as the device would hang there."""
+    core.launch.findings.report("deadlock", why, (loc, other) if other else loc,
+                                hint=core.launch.hint("barrier-impossible"), core=core.core_id)
+    raise DeadlockError(f"deadlock: {why}", loc)
+
+
 def execute_core_barrier(core, rec: CoreBarrier) -> None:
     loc = rec.loc
     core.call_overhead()
@@ -322,13 +406,22 @@ def execute_core_barrier(core, rec: CoreBarrier) -> None:
     if rec.used_cores is not None and not everyone:
         members = members[: int(rec.used_cores)]
     ids = tuple(c.core_id for c in members)
+    why = _impossible_barrier(core, rec, everyone, ids)
+    if why is not None:
+        _barrier_deadlock(core, why, loc)
     if core.core_id not in ids:
         return
     state = core.launch.cross_core
-    key = ("barrier", everyone or core.kind, id(current_scheduler()))
+    key = ("barrier", everyone or core.kind, _wave_id())
     gather = state.gathers.get(key)
     if gather is None:
-        gather = state.gathers[key] = _Gather(ids, ids, {})
+        gather = state.gathers[key] = _Gather(ids, ids, {}, loc)
+    elif gather.participants != ids:
+        _barrier_deadlock(
+            core, f"core {core.core_id} joins a barrier of {len(ids)} cores ({_ids(ids)}) that "
+            f"other cores entered as a barrier of {len(gather.participants)} "
+            f"({_ids(gather.participants)}, at {gather.first_loc[0]}:{gather.first_loc[1]}): "
+            "the participants differ, so neither barrier completes", loc, gather.first_loc)
     gather.arrived.setdefault(core.core_id, deque()).append((core.end_time(), core.core_id, "ALL"))
     notify(core.launch, "on_cross_core_set", core, -1, "barrier", "ALL", loc)
     _release(core, state, gather, -1, loc)
@@ -341,6 +434,11 @@ def execute_core_barrier(core, rec: CoreBarrier) -> None:
     core.launch.record_cross_edge(setter, "ALL", t_set, core, "ALL", t, loc)
     notify(core.launch, "on_cross_core_wait", core, -1, "ALL", loc)
     _block(core, "ALL", t)
+
+
+def _ids(ids: tuple) -> str:
+    return "cores " + ", ".join(str(i) for i in ids) if len(ids) <= 6 else \
+        f"cores {ids[0]}..{ids[-1]}"
 
 
 # ============================================================================ hand-offs

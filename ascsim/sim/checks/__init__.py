@@ -6,8 +6,9 @@ Checks done where the state lives (GM bounds, local overflow, copy alignment, qu
 flag misuse, deadlock) report through ``launch.findings`` directly; this package adds the ones
 that need the whole instruction stream: races within and across cores (:mod:`.races` over the
 vector clocks of :mod:`.clocks`, with edges from :mod:`.queues` and :mod:`.crosscore`),
-uninitialised reads (:mod:`.uninit`), operand alignment (:mod:`.alignment`) and tensors still
-held at kernel end (:mod:`.queues`). The catalogue with example messages is docs/checks.md.
+uninitialised and stale reads (:mod:`.uninit`), use after free (:mod:`.leases`), operand
+alignment (:mod:`.alignment`) and tensors still held at kernel end (:mod:`.queues`).
+The catalogue with example messages is docs/checks.md.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 from ascsim.sim.checks.alignment import AlignmentCheck
 from ascsim.sim.checks.clocks import PIPE_INDEX, CoreClocks
 from ascsim.sim.checks.crosscore import CrossCoreSync
+from ascsim.sim.checks.leases import LeaseCheck
 from ascsim.sim.checks.queues import QueueCheck
 from ascsim.sim.checks.races import RaceCheck
 from ascsim.sim.checks.uninit import UninitCheck
@@ -30,9 +32,10 @@ class KernelChecks:
         self.queues = QueueCheck(launch, self.clocks_of)
         self.uninit = UninitCheck(launch, self.describe_space)
         self.alignment = AlignmentCheck(launch)
+        self.leases = LeaseCheck(launch, self.describe_space)
         self.cross = CrossCoreSync(self.clocks_of)
-        # Gate and cross-core hooks are plain delegations (bound here: they run per call).
-        self.on_gate = self.queues.on_gate
+        self.races.wrong_pipe_set = self.cross.wrong_pipe_set
+        # Cross-core hooks are plain delegations (bound here: they run per call).
         self.on_cross_core_set = self.cross.on_cross_core_set
         self.on_cross_core_release = self.cross.on_cross_core_release
         self.on_cross_core_wait = self.cross.on_cross_core_wait
@@ -58,6 +61,14 @@ class KernelChecks:
         return f"{space[1]} of core {space[0]}"
 
     # ------------------------------------------------------------------ observer protocol
+    def on_gate(self, core, gate, action: str, loc) -> None:
+        self.queues.on_gate(core, gate, action, loc)
+        if action == "acquire_write":  # a new allocation: fresh bytes, a new generation
+            self.uninit.on_gate(core, gate, action, loc)
+            self.leases.on_gate(core, gate, action, loc)
+        elif action == "release_read":  # given back
+            self.leases.on_gate(core, gate, action, loc)
+
     def on_instr(self, core, instr) -> None:
         if not instr.reads and not instr.writes:
             # Nothing to check, and nothing for an epoch to name: the clocks count only the
@@ -70,6 +81,7 @@ class KernelChecks:
         self.races.on_instr(core, instr, pipe, count)
         self.uninit.on_instr(core, instr)
         self.alignment.on_instr(core, instr)
+        self.leases.on_instr(core, instr)
 
     def on_set_flag(self, core, src, dst, event_id, loc) -> None:
         self.clocks_of(core.core_id).set_flag(src, dst, event_id)

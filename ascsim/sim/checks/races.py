@@ -299,9 +299,15 @@ class RaceCheck:
                 # Auto-sync: the scalar unit waits for the pipe whose data it touches.
                 clocks.join_into(S, clocks.snapshot(other[0] % KEY_STRIDE))
                 continue
-            self._report(instr, other[2], kind, write, space, lo, hi, me, other_core)
+            self._report(instr, other[2], kind, write, space, lo, hi, me, other_core, other)
 
-    def _report(self, instr, earlier, kind, write, space, lo, hi, me, other_core) -> None:
+    #: ``(reader core, writer pipe key, writer count) -> (setter core, pipe, loc) or None``:
+    #: a cross-core flag set after the write on another pipe, which the reader waited for
+    #: (set by the owner, see :meth:`CrossCoreSync.wrong_pipe_set`).
+    wrong_pipe_set = staticmethod(lambda reader, key, count: None)
+
+    def _report(self, instr, earlier, kind, write, space, lo, hi, me, other_core,
+                other=None) -> None:
         what = f"{self.describe_space(space)} bytes [{lo}, {hi})"
         this = "writes" if write else "reads"
         if other_core == me:
@@ -315,6 +321,21 @@ class RaceCheck:
                 first=earlier.op, second=instr.op)
             return
         both_write = write and kind == "write"
+        wrong = None if both_write or kind != "write" or other is None else \
+            self.wrong_pipe_set(me, other[0], other[1])
+        if wrong is not None:
+            _, set_pipe, set_loc = wrong
+            self.launch.findings.report(
+                "cross-core-race",
+                f"core {other_core} raises a cross-core flag on {set_pipe} after its "
+                f"{earlier.op} on {earlier.pipe} writes {what}, and core {me} waits for that "
+                f"flag before its {instr.op} on {instr.pipe} reads them -- but a flag set on "
+                f"{set_pipe} does not wait for {earlier.pipe}, so the read may see the old "
+                "bytes", (set_loc, earlier.loc, instr.loc),
+                hint=self.launch.hint("cross-core-wrong-pipe", pipe=earlier.pipe),
+                core=me, buffer=self.describe_space(space), start=lo, stop=hi,
+                other_core=other_core)
+            return
         self.launch.findings.report(
             "cross-core-race",
             f"core {me} ({instr.op} on {instr.pipe}) {this} {what} that core {other_core} "

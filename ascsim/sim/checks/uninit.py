@@ -1,10 +1,16 @@
-"""Reads of local-memory bytes that nothing wrote.
+"""Reads of local-memory bytes that nothing wrote, and of reused buffers' bytes that nothing
+wrote since the buffer was taken.
 
 Local buffers start filled with a sentinel (0xFF, NaN in every float type); this check keeps,
 per local memory, a boolean mask of the bytes some instruction has written and reports a read
 that covers any byte still unwritten. One numpy slice operation per access (a strided view
 for a strided record, so the gaps between its rows are neither read nor marked written). GM is
 initialised by the host and not checked.
+
+Buffers handed out through a gate (a queue's tensors) start over at each ``acquire_write``:
+their bytes count as unwritten again, and a read of a byte written before that (by an earlier
+tile) but not since is a ``stale-read`` -- it sees the previous tile's data. Buffers without a
+gate (scratch space, statically placed tensors) keep their contents by design.
 
 A copy marked ``whole_blocks`` (a padding copy) into a local buffer counts as writing the whole
 32-byte blocks its rows land in: the pad bytes hold unspecified values, and computing over them
@@ -29,11 +35,35 @@ class UninitCheck:
         self.launch = launch
         self.describe_space = describe_space
         self.masks: dict = {}
-        # Records whose bytes are all written: found so by a read, or marked by a write. Bytes
-        # never become unwritten again, so a kernel reading and writing the same tiles every
-        # iteration has each tile checked and marked once, not every time.
-        self.written: set = set()
-        self.padded_done: set = set()  # whole-block write records already marked
+        # Per space, the bytes written before their buffer was last taken again (see
+        # on_gate): a read missing those is stale, not uninitialised.
+        self.stale: dict = {}
+        # Records whose bytes are all written (found so by a read, or marked by a write) ->
+        # the space's version then. A space's version grows each time a buffer in it is taken
+        # again (on_gate), which makes its cached records stale; so a kernel reading and
+        # writing the same tiles every iteration has each tile checked and marked once per
+        # allocation, not every time, and taking a buffer costs two slice operations.
+        self.version: dict = {}
+        self.written: dict = {}
+        self.padded_done: dict = {}  # whole-block write records already marked -> version
+
+    def on_gate(self, core, gate, action: str, loc) -> None:
+        """A producer takes a gated buffer: its bytes are unwritten for this allocation."""
+        if action != "acquire_write":
+            return
+        space = gate.key
+        mask = self.masks.get(space)
+        if mask is None:
+            return  # nothing written there yet
+        lo, hi = gate.lo, gate.hi
+        window = mask[lo:hi]
+        stale = self.stale.get(space)
+        if stale is None:
+            stale = self.stale[space] = np.zeros(mask.size, dtype=bool)
+        done = stale[lo:hi]
+        np.logical_or(done, window, out=done)
+        window.fill(False)
+        self.version[space] = self.version.get(space, 0) + 1
 
     def _mask(self, core, space):
         mask = self.masks.get(space)
@@ -47,10 +77,10 @@ class UninitCheck:
         return mask
 
     def on_instr(self, core, instr) -> None:
-        masks, written = self.masks, self.written
+        masks, written, version = self.masks, self.written, self.version
         for record in instr.reads:
             space, lo, hi = record[0], record[1], record[2]
-            if space[0] == "GM" or hi <= lo or record in written:
+            if space[0] == "GM" or hi <= lo or written.get(record) == version.get(space, 0):
                 continue
             mask = masks.get(space)
             if mask is None:
@@ -58,16 +88,19 @@ class UninitCheck:
             if mask is not None:
                 window = _window(mask, record, lo, hi)
                 if window.all():
-                    self.written.add(record)
+                    written[record] = version.get(space, 0)
                 else:
                     self._report(core, instr, space, lo, hi, window, record)
         if not instr.writes:
             return
         padded = getattr(instr.record, "whole_blocks", False)
+        done_cache = self.padded_done if padded else written
         for record in instr.writes:
             space, lo, hi = record[0], record[1], record[2]
-            if space[0] == "GM" or hi <= lo or record in (self.padded_done if padded
-                                                         else written):
+            if space[0] == "GM" or hi <= lo:
+                continue
+            now = version.get(space, 0)
+            if done_cache.get(record) == now:
                 continue
             mask = masks.get(space)
             if mask is None:
@@ -75,9 +108,9 @@ class UninitCheck:
             if mask is not None:
                 for done in (_padded(record) if padded else (record,)):
                     _window(mask, done, done[1], done[2])[...] = True
-                self.written.add(record)
+                written[record] = now
                 if padded:
-                    self.padded_done.add(record)
+                    self.padded_done[record] = now
 
     def _report(self, core, instr, space, lo, hi, window: np.ndarray, record) -> None:
         # A strided record's window is (rows x row_bytes): map its flat index back to a byte.
@@ -85,6 +118,10 @@ class UninitCheck:
         first = lo + at if window.ndim == 1 else \
             lo + at // record[3] * record[4] + at % record[3]
         missing = int(window.size - np.count_nonzero(window))
+        stale = self.stale.get(space)
+        if stale is not None and stale[first]:
+            self._report_stale(core, instr, space, lo, hi, first, missing)
+            return
         self.launch.findings.report(
             "uninitialized-read",
             f"{instr.op} on {instr.pipe} reads {self.describe_space(space)} bytes [{lo}, {hi}), "
@@ -92,6 +129,21 @@ class UninitCheck:
             "0xFF fill (NaN)", instr.loc,
             hint="copy or compute the data into the buffer before reading it, or read fewer "
             "elements", core=core.core_id, buffer=self.describe_space(space), start=lo, stop=hi,
+            first_unwritten=first)
+
+
+    def _report_stale(self, core, instr, space, lo, hi, first: int, missing: int) -> None:
+        gate = next((g for g in self.launch.gates if g.key == space and g.lo <= first < g.hi),
+                    None)
+        taken = gate.taken_at if gate is not None else None
+        label = gate.label if gate is not None else "buffer"
+        self.launch.findings.report(
+            "stale-read",
+            f"{instr.op} on {instr.pipe} reads {self.describe_space(space)} bytes [{lo}, {hi}), "
+            f"of which {missing} B (first at byte {first}) were not written since this {label} "
+            "was taken: they still hold an earlier tile's data",
+            (instr.loc, taken) if taken else instr.loc, hint=self.launch.hint("stale-read"),
+            core=core.core_id, buffer=self.describe_space(space), start=lo, stop=hi,
             first_unwritten=first)
 
 
