@@ -273,6 +273,16 @@ def fit(out) -> None:
 
 
 # ------------------------------------------------------------------------------ --points
+def save_results(results, path: str) -> None:
+    """Write simulated and published numbers of ``results`` as JSON."""
+    with open(path, "w") as fh:
+        json.dump([{"id": r.point.id, "soc": r.point.soc, "cores": r.cores,
+                    "sim_us": r.total_us, "pub_us": r.point.published_us,
+                    "holdout": r.point.holdout, "sim_pipes_us": r.pipes_us,
+                    "pub_pipes_us": r.point.pipes_us, "wall_s": r.wall_s}
+                   for r in results], fh, indent=1)
+
+
 def evaluate_points(args, out) -> int:
     """Simulate the selected points of a points file and print the comparison."""
     from ascsim.calib.evaluate import HEADER, point_line, report, run_points, select
@@ -288,15 +298,16 @@ def evaluate_points(args, out) -> int:
         print("error: no point of the file matches the selection", file=sys.stderr)
         return 2
     print(f"running {len(points)} point(s)\n{HEADER}", file=out, flush=True)
-    results = run_points(points, lambda r: print(point_line(r), file=out, flush=True))
+    done = []
+
+    def progress(result) -> None:
+        print(point_line(result), file=out, flush=True)
+        done.append(result)
+        if args.save:  # after every point: a long run keeps what it has measured
+            save_results(done, args.save)
+
+    results = run_points(points, progress)
     numbers = report(pointset, results, out)
-    if args.save:
-        with open(args.save, "w") as fh:
-            json.dump([{"id": r.point.id, "soc": r.point.soc, "cores": r.cores,
-                        "sim_us": r.total_us, "pub_us": r.point.published_us,
-                        "holdout": r.point.holdout, "sim_pipes_us": r.pipes_us,
-                        "pub_pipes_us": r.point.pipes_us, "wall_s": r.wall_s}
-                       for r in results], fh, indent=1)
     total = [s for s in numbers["summaries"] if s.column == "total" and s.subset == "all"]
     if total:
         print(f"\n{len(total[0].errors)} published points: |error| of the total median "
