@@ -12,7 +12,7 @@ destination buffers (the copies only read; nothing consumes them):
 Checks: on GM -> UB every core copies its last tile back out to GM, and the host compares it
 with its source tile (one extra MTE3 copy per core, ~1 µs). The GM -> L1 probe has no output to
 compare (L1 has no path back to GM on these SoCs); the ND -> NZ placement it uses is checked
-element by element in tests/test_cube.py.
+through the products of the cube kernels in tests/test_cube.py.
 """
 
 from __future__ import annotations
