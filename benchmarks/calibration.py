@@ -17,6 +17,16 @@ holds on shapes it was not fitted to. The ascendc/torch_npu columns are not used
     .venv/bin/python benchmarks/calibration.py --quick    # the smallest point of each kernel
     .venv/bin/python benchmarks/calibration.py --fit      # re-derive the fitted constants
 
+Any points file in the schema of ``ascsim/calib/points.py`` (the shipped one,
+``ascsim/calib/points.yaml``, holds the published asc-devkit and cann-samples points on the
+Ascend910B1 and Ascend950PR and the 22 points above) is evaluated with ``--points``; the output
+adds per-pipe columns, summaries for the fit and held-out points, the optimisation series and
+the fusion rankings:
+
+    .venv/bin/python benchmarks/calibration.py --points ascsim/calib/points.yaml
+    .venv/bin/python benchmarks/calibration.py --points FILE --quick        # quick: true points
+    .venv/bin/python benchmarks/calibration.py --points FILE --soc Ascend950PR --match mmapi
+
 Error = (simulated - published) / published.
 """
 
@@ -24,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import statistics
 import sys
 from dataclasses import dataclass, replace
@@ -259,14 +270,67 @@ def fit(out) -> None:
           file=out)
 
 
+# ------------------------------------------------------------------------------ --points
+def save_results(results, path: str) -> None:
+    """Write simulated and published numbers of ``results`` as JSON."""
+    with open(path, "w") as fh:
+        json.dump([{"id": r.point.id, "soc": r.point.soc, "cores": r.cores,
+                    "sim_us": r.total_us, "pub_us": r.point.published_us,
+                    "holdout": r.point.holdout, "sim_pipes_us": r.pipes_us,
+                    "pub_pipes_us": r.point.pipes_us, "wall_s": r.wall_s}
+                   for r in results], fh, indent=1)
+
+
+def evaluate_points(args, out) -> int:
+    """Simulate the selected points of a points file and print the comparison."""
+    from ascsim.calib.evaluate import HEADER, point_line, report, run_points, select
+    from ascsim.calib.points import PointsError, load_points
+
+    try:
+        pointset = load_points(args.points)
+    except PointsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    points = select(pointset.points, args.quick, args.soc, args.match)
+    if not points:
+        print("error: no point of the file matches the selection", file=sys.stderr)
+        return 2
+    print(f"running {len(points)} point(s)\n{HEADER}", file=out, flush=True)
+    done = []
+
+    def progress(result) -> None:
+        print(point_line(result), file=out, flush=True)
+        done.append(result)
+        if args.save:  # after every point: a long run keeps what it has measured
+            save_results(done, args.save)
+
+    results = run_points(points, progress)
+    numbers = report(pointset, results, out)
+    total = [s for s in numbers["summaries"] if s.column == "total" and s.subset == "all"]
+    if total:
+        print(f"\n{len(total[0].errors)} published points: |error| of the total median "
+              f"{total[0].median:.0%}, worst {total[0].worst:.0%}", file=out)
+    return 0
+
+
 # ------------------------------------------------------------------------------ main
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the smallest point per kernel")
     parser.add_argument("--fit", action="store_true",
                         help="re-derive the fitted constants over the fit rows")
+    parser.add_argument("--points", metavar="FILE",
+                        help="evaluate a points file (schema: ascsim/calib/points.py)")
+    parser.add_argument("--soc", action="append", default=[],
+                        help="with --points: only SoCs whose name starts with this (repeatable)")
+    parser.add_argument("--match", default="", help="with --points: only ids containing this")
+    parser.add_argument("--save", metavar="JSON", help="with --points: write the results here")
     args = parser.parse_args(argv)
     out = sys.stdout
+    if args.points:
+        return evaluate_points(args, out)
+    if args.soc or args.match or args.save:
+        parser.error("--soc, --match and --save need --points")
     if args.fit:
         fit(out)
         return 0

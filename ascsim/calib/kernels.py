@@ -1,0 +1,128 @@
+"""The calibration kernels by name: what a point's ``kernel`` field may say, and how it runs.
+
+Every entry is a host function ``run(**knobs) -> list[KernelReport]`` that launches the kernel(s)
+on the current SoC and checks the result against torch. Its keyword parameters are the knobs a
+point may set; :func:`check_knobs` refuses unknown or missing ones. Three entries run the
+project's examples (the pyasc samples on the Ascend910B4 the model was first calibrated on).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from ascsim.calib import datacopy, matmul, vector
+from ascsim.session import SESSION
+
+DTYPES = {"float16": torch.float16, "float32": torch.float32, "bfloat16": torch.bfloat16}
+
+
+def _dtype(name: str) -> torch.dtype:
+    if name not in DTYPES:
+        raise ValueError(f"dtype {name!r}: expected one of {sorted(DTYPES)}")
+    return DTYPES[name]
+
+
+def _pair(value):
+    return None if value is None else tuple(value)
+
+
+def _add(shape, dtype: str, cores: int, copy_len: int, buffers: int = 1,
+         l2_bypass: bool = False, ub_gap: int = 0, out_buffers: int | None = None):
+    return vector.run_add(tuple(shape), _dtype(dtype), cores, copy_len, buffers, l2_bypass,
+                          ub_gap, out_buffers)
+
+
+def _activation(shape, act: str, cores: int, tile: int, buffers: int = 2):
+    return vector.run_activation(tuple(shape), act, cores, tile, buffers)
+
+
+def _softmax(shape, cores: int, rows_per_copy: int = 1):
+    return vector.run_softmax(tuple(shape), cores, rows_per_copy)
+
+
+def _datacopy(shape, tile, cores: int, path: str, buffers: int = 2):
+    return datacopy.run_datacopy(tuple(shape), tuple(tile), cores, path, buffers)
+
+
+def _matmul_api(mnk, split, base, template: str = "norm", depth_a1: int = 2,
+                depth_b1: int = 2, step_ka: int = 1, step_kb: int = 1, rounds: int = 1,
+                const_tiling: bool = False, unit_flag: bool = False, dtype: str = "float16",
+                out_dtype: str = "float16", single=None, cores: int | None = None):
+    return matmul.run_matmul_api(tuple(mnk), tuple(split), tuple(base), template, depth_a1,
+                                 depth_b1, step_ka, step_kb, rounds, const_tiling, unit_flag,
+                                 dtype, out_dtype, _pair(single), cores)
+
+
+def _matmul_act(mnk, split, base, act: str, relay: str, act_tile: int = 8192,
+                template: str = "mdl", depth_a1: int = 8, depth_b1: int = 8, step_ka: int = 4,
+                step_kb: int = 4, dtype: str = "float16", single=None, aivs: int | None = None):
+    return matmul.run_matmul_act(tuple(mnk), tuple(split), tuple(base), act, relay, act_tile,
+                                 template, depth_a1, depth_b1, step_ka, step_kb, dtype,
+                                 _pair(single), aivs)
+
+
+def _example(name: str):
+    from ascsim.demo import load_example
+
+    return load_example(name)
+
+
+def _soc() -> str:
+    """The examples select their platform themselves: hand them the current SoC."""
+    return SESSION.soc.name
+
+
+def _swiglu(shape):
+    return [_example("swiglu").run(_soc(), shape=tuple(shape))]
+
+
+def _rmsnorm(shape):
+    return [_example("rmsnorm").run(_soc(), shape=tuple(shape))]
+
+
+def _linear(mnk):
+    m, n, k = mnk
+    return [_example("linear_cube").run(_soc(), m, n, k)]
+
+
+@dataclass(frozen=True)
+class CalibrationKernel:
+    """One kernel a point can name: its host runner and what it re-expresses."""
+
+    name: str
+    run: Callable
+    follows: str
+
+
+KERNELS = {k.name: k for k in (
+    CalibrationKernel("add", _add, "asc-devkit add_high_performance (vector Add, 7 steps)"),
+    CalibrationKernel("activation", _activation,
+                      "GELU (tanh form via exp/div) or ReLU alone on the vector cores"),
+    CalibrationKernel("softmax", _softmax, "cann-samples softmax_regbase_story"),
+    CalibrationKernel("datacopy", _datacopy, "asc-devkit data_copy (GM->UB, GM->L1 ND2NZ)"),
+    CalibrationKernel("matmul_api", _matmul_api,
+                      "asc-devkit matmul_high_performance (Matmul API tiling steps)"),
+    CalibrationKernel("matmul_act", _matmul_act,
+                      "asc-devkit matmul_gelu / cann-samples cv_datapath (MIX fusion)"),
+    CalibrationKernel("swiglu", _swiglu, "pyasc 07_swiglu (examples/swiglu.py)"),
+    CalibrationKernel("rmsnorm", _rmsnorm, "pyasc 08_rmsnorm (examples/rmsnorm.py)"),
+    CalibrationKernel("linear", _linear, "pyasc 09_linear (examples/linear_cube.py)"),
+)}
+
+
+def knob_problem(kernel: str, knobs: dict) -> str | None:
+    """Why ``knobs`` do not fit ``kernel``'s runner (None if they do)."""
+    runner = KERNELS[kernel].run
+    params = inspect.signature(runner).parameters
+    unknown = sorted(set(knobs) - set(params))
+    if unknown:
+        return f"unknown knob(s) {unknown}; {kernel} takes {sorted(params)}"
+    missing = sorted(n for n, p in params.items()
+                     if p.default is inspect.Parameter.empty and n not in knobs)
+    if missing:
+        return f"missing knob(s) {missing} for {kernel}"
+    return None
