@@ -18,7 +18,7 @@ from ascsim.asc.dtypes import as_dtype
 from ascsim.asc.enums import HardEvent, TPosition
 from ascsim.asc.tensor import POSITION_MEMORY, LocalTensor, memory_for
 from ascsim.isa import BLOCK_BYTES as BLOCK
-from ascsim.isa import GateOp, KernelError
+from ascsim.isa import KernelError, gate_op
 from ascsim.sim.memory import round_up
 from ascsim.sim.sync import Gate
 
@@ -168,7 +168,7 @@ class TQue:
         slot = self._free_slot(loc)
         slot.state = "allocated"
         slot.alloc_loc = loc
-        core.execute(GateOp(slot.gate, "acquire_write", loc))
+        core.execute(gate_op((slot.gate, "acquire_write", loc)))
         if dtype is None:
             raise KernelError("alloc_tensor needs the element type, e.g. alloc_tensor(asc.float32)",
                               loc)
@@ -216,7 +216,7 @@ class TQue:
                 loc, hint="raise the TQue depth or deque between enques", core=core.core_id)
         slot.state = "enqueued"
         self.fifo.append((slot, tensor))
-        core.execute(GateOp(slot.gate, "release_write", loc))
+        core.execute(gate_op((slot.gate, "release_write", loc)))
         return True
 
     def deque(self, dtype=None) -> LocalTensor:
@@ -235,7 +235,7 @@ class TQue:
             dtype = as_dtype(dtype)
             if dtype is not tensor.dtype and dtype != tensor.dtype:  # (types are singletons)
                 tensor = tensor.reinterpret_cast(dtype)
-        core.execute(GateOp(slot.gate, "acquire_read", loc))
+        core.execute(gate_op((slot.gate, "acquire_read", loc)))
         return tensor
 
     def free_tensor(self, tensor: LocalTensor) -> None:
@@ -259,7 +259,7 @@ class TQue:
         if slot.state == "enqueued":
             self.fifo = deque(item for item in self.fifo if item[0] is not slot)
         slot.state = "free"
-        core.execute(GateOp(slot.gate, "release_read", loc))
+        core.execute(gate_op((slot.gate, "release_read", loc)))
 
     # -- queries
     def has_tensor_in_que(self) -> bool:

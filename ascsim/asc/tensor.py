@@ -13,7 +13,7 @@ from ascsim.asc.context import current_core, user_location
 from ascsim.asc.dtypes import DataType, as_dtype
 from ascsim.asc.enums import TPosition
 from ascsim.asc.values import GlobalAddress
-from ascsim.isa import KernelError, Region, ScalarLoad, ScalarStore
+from ascsim.isa import KernelError, Region, ScalarLoad, ScalarStore, region_of
 from ascsim.sim.views import view
 
 # Logical position -> physical buffer on the split architectures (910B/910_93/950).
@@ -255,11 +255,10 @@ class LocalTensor:
         if self.mem is None:
             self._require_bound()
         slot = self.slot
-        if slot is None:
-            return Region(self.mem, self.addr, self.length if count is None else count,
-                          self.dtype.np_dtype, self.alloc_end)
-        return Region(self.mem, self.addr, self.length if count is None else count,
-                      self.dtype.np_dtype, self.alloc_end, slot.gate, self.lease)
+        return region_of((self.mem, self.addr, self.length if count is None else count,
+                          self.dtype.np_dtype, self.alloc_end,
+                          None if slot is None else slot.gate,
+                          None if slot is None else self.lease))
 
     def elements(self, start: int, count: int, loc) -> np.ndarray:
         """A numpy view of ``count`` elements from element ``start`` (the operand rules apply)."""

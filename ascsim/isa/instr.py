@@ -18,6 +18,7 @@ A record never names a front-end's API: ``op`` is only the label shown in traces
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
@@ -468,7 +469,7 @@ class Request(NamedTuple):
     loc: Location
 
 
-class GateOp(NamedTuple):
+class GateOp(NamedTuple):  # (gate_op below builds one without the constructor's frame)
     """A step of a buffer gate's hand-over protocol (a queue slot's alloc, enque, deque, free).
 
     ``acquire_write``: the producer takes the buffer; its writes wait for the last use before
@@ -483,10 +484,14 @@ class GateOp(NamedTuple):
     loc: Location
 
 
+#: ``gate_op((gate, action, loc))``: a :class:`GateOp` from its fields, without the
+#: constructor's Python frame (a queue makes four per tile).
+gate_op = partial(tuple.__new__, GateOp)
+
 __all__ = [
     "CROSS_CORE_SCOPES", "GATE_ACTIONS", "Copy", "CoreBarrier", "CrossCoreScope", "CrossCoreSet",
     "CrossCoreWait", "CubeProduct", "FixPipe", "GateAction", "GateOp", "Handoff", "IndexedCopy",
     "Location", "Mmad", "PipeBarrier", "Request", "ScalarLoad", "ScalarOps", "ScalarStore",
     "SetFlag", "Vector", "VectorCompare", "VectorGather", "VectorReduce", "VectorSelect",
-    "VectorSequence", "WaitFlag",
+    "VectorSequence", "WaitFlag", "gate_op",
 ]

@@ -28,6 +28,7 @@ indices, so a vector record carries plain index sets and the machine never sees 
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -84,6 +85,12 @@ class Region(NamedTuple):
         size = self.dtype.itemsize
         lo = self.offset + start * size
         return (self.mem.key, lo, lo + (self.count if count is None else count) * size)
+
+
+#: ``region_of((mem, offset, count, dtype, end, gate, lease))``: a :class:`Region` from all of
+#: its fields in order, without the keyword handling of its constructor (a Python frame): front-
+#: ends make one for every operand of every instruction.
+region_of = partial(tuple.__new__, Region)
 
 
 def required_alignment(alignment: dict, space: str) -> int:
@@ -192,5 +199,6 @@ def repeat_indices(positions: np.ndarray, repeat_times: int, elem_bytes: int, bl
 
 
 __all__ = ["BLOCKS_PER_REPEAT", "BLOCK_BYTES", "Bursts", "MAX_REPEAT", "REPEAT_BYTES", "Region",
+           "region_of",
            "check_repeat", "count_repeats", "mask_positions", "repeat_indices",
            "required_alignment"]

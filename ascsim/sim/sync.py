@@ -113,21 +113,27 @@ GATE_TIMING = {"acquire_write": _gate_acquire_write, "release_write": _gate_rele
 
 def execute_gate(core, rec: GateOp) -> None:
     gate = rec.gate
+    timing, state, handed = GATE_ACTIONS_SPEC[rec.action]
     cycles = core.timing.scalar_cycles_per_call  # core.call_overhead, inlined: it runs per op
     core.scalar += cycles
     core.busy["S"] += cycles
-    GATE_TIMING[rec.action](core, gate)
-    if rec.action in HANDED and gate.last_done:
-        # The hand-over as a flow arrow in the trace: from the side that gave the buffer back
-        # (its last access) to the side that takes it now (its first access may start then).
-        src, dst = HANDED[rec.action](gate)
+    timing(core, gate)
+    if handed is not None and gate.last_done and core.launch.options.keep:
+        # The hand-over as a flow arrow in the trace (only a kept launch is drawn): from the
+        # side that gave the buffer back (its last access) to the side that takes it now.
+        src, dst = handed(gate)
         core.flag_edges.append((src, gate.last_done, dst, gate.ready, rec.loc))
-    gate.state = GATE_STATES[rec.action]
+    gate.state = state
     if rec.action == "acquire_write":
         gate.taken_at = rec.loc
         gate.generation += 1
     for observer in core.launch.observers:
         observer.on_gate(core, gate, rec.action, rec.loc)
+
+
+#: Gate action -> (its timing rule, the state it leaves the gate in, the hand-over it draws).
+GATE_ACTIONS_SPEC = {action: (GATE_TIMING[action], GATE_STATES[action], HANDED.get(action))
+                     for action in GATE_TIMING}
 
 
 # ============================================================================ intra-core events
