@@ -11,6 +11,7 @@ import os
 
 import numpy as np
 import pytest
+from source_marks import SourceMarks
 
 import ascsim.asc as asc
 from ascsim.asc.runtime import config
@@ -19,20 +20,8 @@ from ascsim.sim.errors import CheckError, DeadlockError
 
 HERE = os.path.abspath(__file__)
 ROOT = os.path.dirname(os.path.dirname(HERE))
-with open(HERE) as _fh:
-    _LINES = _fh.read().splitlines()
-
-
-def mark(name: str) -> int:
-    """The line number of the statement carrying ``# mark: name``."""
-    tag = f"# mark: {name}"
-    hits = [i + 1 for i, text in enumerate(_LINES) if text.rstrip().endswith(tag)]
-    assert len(hits) == 1, f"marker {name!r} found {len(hits)} times"
-    return hits[0]
-
-
-def lines_of(finding) -> list[int]:
-    return [line for path, line in finding.locations if os.path.abspath(path) == HERE]
+_MARKS = SourceMarks(HERE)
+mark, lines_of = _MARKS.mark, _MARKS.lines_of
 
 
 def only(report, category: str):

@@ -11,6 +11,7 @@ import os
 
 import numpy as np
 import pytest
+from source_marks import SourceMarks
 
 import ascsim.asc as asc
 from ascsim.asc.runtime import config
@@ -18,22 +19,11 @@ from ascsim.session import SESSION
 from ascsim.sim.errors import DeadlockError
 
 HERE = os.path.abspath(__file__)
-with open(HERE) as _fh:
-    _LINES = _fh.read().splitlines()
+_MARKS = SourceMarks(HERE)
+mark, lines_of = _MARKS.mark, _MARKS.lines_of
 
 N = 64  # fp32 elements per tile: 256 B
 F32 = asc.float32
-
-
-def mark(name: str) -> int:
-    tag = f"# mark: {name}"
-    hits = [i + 1 for i, text in enumerate(_LINES) if text.rstrip().endswith(tag)]
-    assert len(hits) == 1, f"marker {name!r} found {len(hits)} times"
-    return hits[0]
-
-
-def lines_of(finding) -> list[int]:
-    return [line for path, line in finding.locations if os.path.abspath(path) == HERE]
 
 
 def of(report, category: str):
