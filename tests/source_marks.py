@@ -1,8 +1,14 @@
-"""``# mark: NAME`` comments in a test file: the lines a finding must point at."""
+"""Helpers of the kernel-check tests: ``# mark: NAME`` comments (the lines a finding must point
+at), fp32 inputs, and a session with every check on."""
 
 from __future__ import annotations
 
 import os
+
+import numpy as np
+import pytest
+
+from ascsim.session import SESSION
 
 
 class SourceMarks:
@@ -23,3 +29,17 @@ class SourceMarks:
     def lines_of(self, finding) -> list[int]:
         """The lines of ``finding`` that are in this file, in its order."""
         return [line for path, line in finding.locations if os.path.abspath(path) == self.path]
+
+
+def f32(n: int, start: float = 0.0) -> np.ndarray:
+    """``n`` consecutive fp32 values from ``start``: inputs whose every element differs."""
+    return np.arange(start, start + n, dtype=np.float32)
+
+
+@pytest.fixture
+def checks_on_not_strict():
+    """Run a test with every check on and strict mode off, whatever the session had."""
+    saved = (SESSION.strict, SESSION.checks)
+    SESSION.strict, SESSION.checks = False, True
+    yield
+    SESSION.strict, SESSION.checks = saved

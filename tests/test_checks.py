@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 import pytest
-from source_marks import SourceMarks
+from source_marks import SourceMarks, checks_on_not_strict, f32  # noqa: F401 - a fixture
 
 import ascsim.asc as asc
 from ascsim.asc.runtime import config
@@ -31,16 +31,7 @@ def only(report, category: str):
     return report.findings[0]
 
 
-@pytest.fixture(autouse=True)
-def _session():
-    saved = (SESSION.strict, SESSION.checks)
-    SESSION.strict, SESSION.checks = False, True
-    yield
-    SESSION.strict, SESSION.checks = saved
-
-
-def f32(n: int, start: float = 0.0) -> np.ndarray:
-    return np.arange(start, start + n, dtype=np.float32)
+pytestmark = pytest.mark.usefixtures("checks_on_not_strict")
 
 
 N = 64  # fp32 elements per tile: 256 B, eight 32-byte blocks

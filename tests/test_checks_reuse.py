@@ -11,11 +11,10 @@ import os
 
 import numpy as np
 import pytest
-from source_marks import SourceMarks
+from source_marks import SourceMarks, checks_on_not_strict, f32  # noqa: F401 - a fixture
 
 import ascsim.asc as asc
 from ascsim.asc.runtime import config
-from ascsim.session import SESSION
 from ascsim.sim.errors import DeadlockError
 
 HERE = os.path.abspath(__file__)
@@ -33,16 +32,7 @@ def of(report, category: str):
     return found
 
 
-@pytest.fixture(autouse=True)
-def _session():
-    saved = (SESSION.strict, SESSION.checks)
-    SESSION.strict, SESSION.checks = False, True
-    yield
-    SESSION.strict, SESSION.checks = saved
-
-
-def f32(n: int, start: float = 0.0) -> np.ndarray:
-    return np.arange(start, start + n, dtype=np.float32)
+pytestmark = pytest.mark.usefixtures("checks_on_not_strict")
 
 
 def tensors(*addresses):
