@@ -119,10 +119,11 @@ class TPipe:
 
     fetch_event_id = alloc_event_id
 
-    def release_event_id(self, event_id: int, event: HardEvent = HardEvent.V_S) -> None:
+    def release_event_id(self, id: int, event: HardEvent = HardEvent.V_S) -> None:  # noqa: A002
+        """Give event id ``id`` of ``event`` back (pyasc's keyword names: ``id=``, ``event=``)."""
         ids = self.__dict__.setdefault("_events", {}).setdefault(HardEvent(event), [])
-        if event_id in ids:
-            ids.remove(event_id)
+        if int(id) in ids:
+            ids.remove(int(id))
 
 
 class TQue:
