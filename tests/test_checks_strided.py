@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import ascsim.asc as asc
@@ -98,6 +98,12 @@ _step = st.one_of(
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_step, min_size=1, max_size=14))
+# A write whose column frame starts before byte 0, over a pattern of another pitch: it must go
+# row by row (it once took the other pattern's columns, and a later read raced with byte 64).
+@example(steps=[("access", 0, 1, (SPACE, 1, 26, 1, 24), False, False, None),
+                ("access", 0, 1, (SPACE, 64, 81, 1, 16), False, False, None),
+                ("access", 0, 1, (SPACE, 0, 73, 1, 24), True, False, None),
+                ("access", 0, 4, (SPACE, 60, 65), False, False, None)])
 def test_strided_records_find_what_their_rows_find(steps):
     assert _merged(_replay(steps, expand=False)) == _merged(_replay(steps, expand=True))
 

@@ -80,7 +80,8 @@ class AccessMap:
             k += 1
         x0 = lo - (lo - base) % pitch
         x1 = x0 + ((hi - lo - row) // pitch + 1) * pitch
-        k = bisect_right(starts, x0) - 1
+        # (A frame may start before the map's first byte: x0 < 0 when base > lo.)
+        k = max(bisect_right(starts, x0) - 1, 0)
         while k < len(starts) and starts[k] < x1:
             state = states[k]
             if type(state) is Periodic and state.pitch != pitch:
