@@ -114,6 +114,22 @@ def region_at(idx, tiling: asc.adv.TCubeTiling, m_parts: int, n_parts: int, band
     return first_row, first_col, rows, cols
 
 
+@asc.jit
+def bind_region(mm, a, b, c, tiling: asc.adv.TCubeTiling, idx, m_parts: int, n_parts: int,
+                band_m: int):
+    """Point ``mm`` at region ``idx`` (A rows, transposed B columns, its tail); returns the
+    region's rows and C's GM tensor from the region's first element."""
+    first_row, first_col, rows, cols = region_at(idx, tiling, m_parts, n_parts, band_m)
+    a_gm, b_gm, c_gm = asc.GlobalTensor(), asc.GlobalTensor(), asc.GlobalTensor()
+    a_gm.set_global_buffer(a + first_row * tiling.k_a)
+    b_gm.set_global_buffer(b + first_col * tiling.k_b)
+    c_gm.set_global_buffer(c + first_row * tiling.n + first_col)
+    mm.set_tensor_a(a_gm)
+    mm.set_tensor_b(b_gm, True)
+    mm.set_tail(rows, cols, tiling.k_a)
+    return rows, c_gm
+
+
 @asc.jit(matmul_cube_only=True, always_compile=True)
 def matmul_api_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress,
                       tiling: asc.adv.TCubeTiling, workspace: asc.GlobalAddress, m_parts: int,
@@ -133,14 +149,7 @@ def matmul_api_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalA
         asc.adv.register_matmul(pipe, workspace, mm, tiling)
         band_m = tiling.m // rounds
         for idx in range(asc.get_block_idx(), m_parts * n_parts * rounds, asc.get_block_num()):
-            first_row, first_col, rows, cols = region_at(idx, tiling, m_parts, n_parts, band_m)
-            a_gm, b_gm, c_gm = asc.GlobalTensor(), asc.GlobalTensor(), asc.GlobalTensor()
-            a_gm.set_global_buffer(a + first_row * tiling.k_a)
-            b_gm.set_global_buffer(b + first_col * tiling.k_b)
-            c_gm.set_global_buffer(c + first_row * tiling.n + first_col)
-            mm.set_tensor_a(a_gm)
-            mm.set_tensor_b(b_gm, True)
-            mm.set_tail(rows, cols, tiling.k_a)
+            _, c_gm = bind_region(mm, a, b, c, tiling, idx, m_parts, n_parts, band_m)
             mm.iterate_all(c_gm)
         mm.end()
         asc.pipe_barrier(asc.PipeID.PIPE_ALL)
@@ -218,14 +227,7 @@ def matmul_act_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalA
     row_bytes = tiling.base_n * c.dtype.sizeof()
     gap_bytes = (tiling.n - tiling.base_n) * c.dtype.sizeof()
     for idx in range(asc.get_block_idx(), m_parts * n_parts, asc.get_block_num()):
-        first_row, first_col, rows, cols = region_at(idx, tiling, m_parts, n_parts, tiling.m)
-        a_gm, b_gm, c_gm = asc.GlobalTensor(), asc.GlobalTensor(), asc.GlobalTensor()
-        a_gm.set_global_buffer(a + first_row * tiling.k_a)
-        b_gm.set_global_buffer(b + first_col * tiling.k_b)
-        c_gm.set_global_buffer(c + first_row * tiling.n + first_col)
-        mm.set_tensor_a(a_gm)
-        mm.set_tensor_b(b_gm, True)
-        mm.set_tail(rows, cols, tiling.k_a)
+        rows, c_gm = bind_region(mm, a, b, c, tiling, idx, m_parts, n_parts, tiling.m)
         blocks_down = rows // tiling.base_m
         with mm.iterate() as count:
             block = out_q.alloc_tensor(c.dtype)
