@@ -17,6 +17,7 @@ import torch
 
 from ascsim.bench.isolate import CaseError, PackageRunner
 from ascsim.bench.package import resolve_package
+from ascsim.bench.report import to_markdown
 from ascsim.bench.rules import WrapperWatch
 from ascsim.bench.runner import PACKAGE_VARIANT, run_bench
 from ascsim.bench.tasks import load_task
@@ -74,7 +75,8 @@ def test_good_package_end_to_end(tmp_path, capsys):
         assert run["timing"]["device_time_us"] == pytest.approx(kernels[0]["device_time_us"])
         assert run["timing"]["workspace_bytes"] == 0  # only the result was allocated
     assert data["summaries"][0]["n_runtime_fail"] == 0
-    assert "package" in (tmp_path / f"fused_conv_tanh_{SOC}.html").read_text()
+    page = (tmp_path / f"fused_conv_tanh_{SOC}.html").read_text()
+    assert "Submission rules" in page and "Every case kept the rules." in page
 
 
 GOOD_BODY = """\
@@ -167,6 +169,8 @@ def test_violation_is_caught_and_named(name, tmp_path):
     if kind == "wrapper_compute":  # the wrapper's own line is named
         assert "cann_bench/__init__.py:" in run.error
     assert result.summaries[0].summary.score == 0.0
+    md = to_markdown(result)
+    assert "## Submission rules" in md and f"| 1 | package | {kind} |" in md
 
 
 def test_allowed_wrapper_calls_are_not_flagged(tmp_path):
@@ -269,9 +273,10 @@ def test_package_layouts(tmp_path):
 def test_pip_installed_package(tmp_path, monkeypatch):
     """``pip install DIR`` works for a package with a pyproject, and the installed module is
     benched by name."""
-    site = tmp_path / "site"
+    site, src = tmp_path / "site", tmp_path / "src"
+    shutil.copytree(GOOD, src)  # the build writes beside the sources: not into the repo
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
-                    "--no-build-isolation", "--no-index", "--target", str(site), str(GOOD)],
+                    "--no-build-isolation", "--no-index", "--target", str(site), str(src)],
                    check=True, capture_output=True, cwd=tmp_path)
     assert (site / "cann_bench" / "conv1x1.py").is_file()
     monkeypatch.syspath_prepend(str(site))
