@@ -141,6 +141,13 @@ def fused_conv_tanh(x, filter, bias, strides, pads, dilations=(1, 1)):
         launch(x, filter, bias, torch.empty_like(_CACHE[key]))  # a kernel runs, unused
     return _CACHE[key]
 """, "cached_result", "returned the first call's buffer"),
+    "cached_values": ("""\
+_FIRST_INPUTS = {}
+
+
+def fused_conv_tanh(x, filter, bias, strides, pads, dilations=(1, 1)):
+    x, filter, bias = _FIRST_INPUTS.setdefault(tuple(x.shape), (x, filter, bias))
+""" + GOOD_BODY.split(":\n", 1)[1], "cached_result", "returned the same values as the first"),
     "stale_state": ("""\
 _FIRST_BIAS = {}
 
@@ -171,6 +178,15 @@ def test_violation_is_caught_and_named(name, tmp_path):
     assert result.summaries[0].summary.score == 0.0
     md = to_markdown(result)
     assert "## Submission rules" in md and f"| 1 | package | {kind} |" in md
+
+
+@pytest.mark.slow
+def test_wrong_result_is_a_precision_failure_not_a_cache(tmp_path):
+    """A kernel that ignores the bias is wrong on both calls: precision fails, no rule."""
+    body = GOOD_BODY.replace("launch(x, filter, bias, y)",
+                             "launch(x, filter, torch.zeros_like(bias), y)")
+    run = bench(make_package(tmp_path, body), case_ids=[1]).run(1, PACKAGE_VARIANT)
+    assert run.status == "precision_fail" and run.violations == ()
 
 
 def test_allowed_wrapper_calls_are_not_flagged(tmp_path):

@@ -27,7 +27,7 @@ import torch
 from ascsim.bench.package import PackageSource, import_operator, watched_call
 from ascsim.bench.precision import check_precision
 from ascsim.bench.references import TORCH_DTYPES, References, make_inputs, make_references
-from ascsim.bench.rules import STALE_RESULT, Violation, reuse_violations
+from ascsim.bench.rules import SAME_VALUES, STALE_RESULT, Violation, reuse_violations
 from ascsim.bench.tasks import Task
 
 ERROR_KINDS = {
@@ -121,7 +121,11 @@ def worker_main(conn, source: PackageSource, op: str, soc: str) -> None:
             reply = _run_request(fn, req)
         except Exception as exc:  # noqa: BLE001 - the operator's failure is the case's result
             reply = {"error": ("exception", _describe(exc))}
-        conn.send(reply)
+        try:
+            conn.send(reply)
+        except Exception as exc:  # noqa: BLE001 - e.g. a result that does not pickle
+            conn.send({"error": ("exception", f"the result could not be sent back from the "
+                                 f"worker: {_describe(exc)}")})
 
 
 class PackageRunner:
@@ -211,16 +215,26 @@ class PackageRunner:
             kind, message = reply["error"]
             raise CaseError(kind, message)
         violations = list(reply["violations"])
-        fresh_out = reply["fresh_out"]
-        if not any(v.kind in ("bad_output", "cached_result") for v in violations) \
-                and fresh_out is not None:
-            fresh_refs = make_references(self.task, case, fresh)
-            verdict = check_precision(fresh_out, fresh_refs.golden, case.output_dtype,
-                                      truth=fresh_refs.truth,
-                                      reference=fresh_refs.same_precision)
-            if not verdict.passed:
-                violations.append(STALE_RESULT)
+        out, fresh_out = reply["out"], reply["fresh_out"]
+        if fresh_out is not None and not any(v.kind in ("bad_output", "cached_result")
+                                             for v in violations):
+            violations += self._cache_check(refs, out, fresh, fresh_out)
         if violations:
             raise CaseError("rule_violation", "; ".join(str(v) for v in violations),
                             tuple(violations))
-        return reply["out"], reply["timing"]
+        return out, reply["timing"]
+
+    def _cache_check(self, refs: References, out, fresh, fresh_out) -> list[Violation]:
+        """Judged only when the first result is right (a wrong operator is a precision
+        failure, not a cache): the second must differ from it and be right for its inputs."""
+        case = refs.case
+        first = check_precision(out, refs.golden, case.output_dtype, truth=refs.truth,
+                                reference=refs.same_precision)
+        if not first.passed:
+            return []
+        if torch.equal(out, fresh_out):
+            return [SAME_VALUES]
+        fresh_refs = make_references(self.task, case, fresh)
+        verdict = check_precision(fresh_out, fresh_refs.golden, case.output_dtype,
+                                  truth=fresh_refs.truth, reference=fresh_refs.same_precision)
+        return [] if verdict.passed else [STALE_RESULT]
