@@ -7,10 +7,11 @@ variant's simulated operator call and its precision check — and prints the wal
 variant's operator calls, the shared golden/precision time, and the total for the operator as
 a ratio to the 120 s target.
 
-The package path (``ascsim bench fused_conv_tanh --package examples/cann_bench_asc``) is timed
-too: the example package launches the same semi-fusion kernels as the ``semi`` variant, so its
-wall time over the ``semi`` variant's, measured in the same run, is what the package path adds
-(a worker process, a second call per case on fresh inputs and its golden, the rule watch).
+The package path (``ascsim bench <op> --package examples/cann_bench_asc``) is timed too: the
+example package launches the same semi-fusion kernels as the ``semi`` variant, so its wall
+time over the ``semi`` variant's (with its golden), measured in the same run, is what the
+package path adds (a worker process, a second call per case on fresh inputs and its golden,
+the rule watch).
 
     python benchmarks/bench_wall.py [--soc Ascend950PR_9579] [--quick]
 """
@@ -30,7 +31,7 @@ from ascsim.bench.tasks import load_task
 OPS = ("fused_conv_tanh", "fused_conv_sigmoid")
 # Operators the example package (examples/cann_bench_asc) provides.
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / "examples" / "cann_bench_asc"
-PACKAGE_OPS = ("fused_conv_tanh",)
+PACKAGE_OPS = ("fused_conv_tanh", "fused_conv_sigmoid")
 VARIANTS = ("semi", "fused", "unfused")
 TARGET_S = 120.0
 

@@ -190,7 +190,12 @@ class PackageRunner:
     def _ask(self, req: CaseRequest) -> dict:
         if self._proc is None:
             self._start()
-        self._conn.send(req)
+        try:
+            self._conn.send(req)
+        except OSError:  # the worker went away between cases (a late crash): a new one
+            self._stop(kill=True)
+            self._start()
+            self._conn.send(req)
         if not self._conn.poll(self.timeout_s):
             self._stop(kill=True)
             raise CaseError("timeout", f"case {req.case_id} took longer than "

@@ -1,10 +1,10 @@
 """The host side shared by the classes: check the call, then launch the kernels.
 
 The kernels are ascsim's pyasc kernels of the semi-fusion design (``ascsim.ops``): K1, an
-implicit-GEMM convolution on the Cube writing an fp32 workspace, and K2, the activation in fp32
-on the vector cores writing the NCHW output. The wrapper touches no data: it checks the
-arguments' metadata, and the operator allocates the output and workspace and launches K1 and K2
-on the simulated chip the run selected.
+implicit-GEMM convolution on the Cube writing an fp32 workspace, and K2, the activation (tanh
+or sigmoid) in fp32 on the vector cores writing the NCHW output. The wrapper touches no data:
+it checks the arguments' metadata, and the operator allocates the output and workspace and
+launches K1 and K2 on the simulated chip the run selected.
 """
 
 import torch

@@ -1,4 +1,4 @@
-"""fused_conv_tanh for float32 inputs: the two-kernel semi-fusion (see cann_bench.conv_common)."""
+"""One class of the operator: the two-kernel semi-fusion (see cann_bench.conv_common)."""
 
 import torch
 
