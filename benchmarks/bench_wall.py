@@ -61,7 +61,7 @@ def measure_package(op_name: str, soc: str, quick: bool):
     start = time.perf_counter()
     with PackageRunner(task, source, soc) as runner:
         result = run_bench(task, None, (PACKAGE_VARIANT,), soc, progress=False,
-                           call=runner.call_case)
+                           package_call=runner.call_case)
     total = time.perf_counter() - start
     return total, len(result.runs), sum(r.status == "pass" for r in result.runs)
 

@@ -55,7 +55,7 @@ def bench(source_dir, case_ids=None, timeout_s=120.0, task_file=TASK_FILE):
     source = resolve_package(str(source_dir), task.name)
     with PackageRunner(task, source, SOC, timeout_s) as runner:
         return run_bench(task, None, (PACKAGE_VARIANT,), SOC, progress=False,
-                         call=runner.call_case)
+                         package_call=runner.call_case)
 
 
 def test_good_package_end_to_end(tmp_path, capsys):
@@ -357,3 +357,30 @@ def test_example_dispatcher_refuses_unsupported_inputs(monkeypatch):
 def test_case_error_kinds_are_checked():
     with pytest.raises(ValueError, match="unknown case error kind"):
         CaseError("oops", "x")
+
+
+def test_package_against_a_variant_baseline():
+    """A task whose baseline is an ascsim.ops variant (matmul_leaky_relu: unfused) runs that
+    variant through the operator and the package through its caller, and scores the package
+    against it; without the operator it says why it cannot."""
+    from test_bench_runner import torch_stand_in_matmul
+
+    from ascsim.bench.opinfo import normalize_info
+
+    task = load_task("matmul_leaky_relu").select([3])
+    called = []
+
+    def package_call(refs, variant, soc):
+        called.append(variant)
+        out, info = torch_stand_in_matmul(*refs.inputs, **refs.case.kwargs(), variant="fused",
+                                          soc=soc)
+        return out, normalize_info(info)
+
+    result = run_bench(task, torch_stand_in_matmul, (PACKAGE_VARIANT,), SOC, progress=False,
+                       package_call=package_call)
+    assert result.variants == ("unfused", PACKAGE_VARIANT) and called == [PACKAGE_VARIANT]
+    run, base = result.run(3, PACKAGE_VARIANT), result.run(3, "unfused")
+    assert run.status == "pass" and run.t_base_us == base.timing.device_time_us
+    with pytest.raises(ValueError, match="baseline is its 'unfused' variant"):
+        run_bench(task, None, (PACKAGE_VARIANT,), SOC, progress=False,
+                  package_call=package_call)

@@ -140,9 +140,11 @@ def _run_package(ns: argparse.Namespace, task, soc: str, console: Console) -> in
         raise ValueError(f"{', '.join(clashing)} cannot go with --package (a package has "
                          "one implementation, run as it is)")
     source = resolve_package(ns.package, task.name)
+    # A task whose baseline is a variant of ascsim.ops (matmul_leaky_relu) runs that too.
+    baseline_op = None if task.baseline_variant is None else load_operator(task.name)
     timeout = DEFAULT_TIMEOUT_S if ns.timeout is None else ns.timeout
     with PackageRunner(task, source, soc, timeout) as runner:
-        result = run_bench(task, None, (PACKAGE_VARIANT,), soc, progress=True,
-                           console=console, call=runner.call_case,
+        result = run_bench(task, baseline_op, (PACKAGE_VARIANT,), soc, progress=True,
+                           console=console, package_call=runner.call_case,
                            baseline_note=f"candidate: the package {source.label}")
     return _finish(result, ns, console)

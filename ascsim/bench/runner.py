@@ -126,18 +126,24 @@ def _baseline_note(task: Task, soc: str) -> str:
 
 def run_bench(task: Task, operator_fn: Callable | None, variants: Sequence[str], soc: str,
               progress: bool = True, console: Console | None = None,
-              call: CaseCaller | None = None, baseline_note: str | None = None) -> BenchResult:
+              package_call: CaseCaller | None = None,
+              baseline_note: str | None = None) -> BenchResult:
     """Run every case of ``task`` under every variant; see the module docstring.
 
-    ``call`` replaces the operator call (``operator_fn`` is then None): the package path
-    (:class:`ascsim.bench.isolate.PackageRunner`) runs its one variant, ``"package"``, so;
-    ``baseline_note`` is then added to the report's baseline line.
+    ``package_call`` runs the variant ``"package"`` (a user's package, called by
+    :class:`ascsim.bench.isolate.PackageRunner`); ``operator_fn`` runs the others, and may be
+    None when no other is needed (a task whose baseline is a variant still needs it: the
+    baseline variant is ascsim.ops's). ``baseline_note`` is added to the report's baseline line.
     """
-    if (call is None) == (operator_fn is None):
-        raise ValueError("give either operator_fn or call")
-    known = VARIANTS if call is None else (PACKAGE_VARIANT,)
+    known = VARIANTS + ((PACKAGE_VARIANT,) if package_call is not None else ())
     order = _variant_order(task, variants, known)
-    call = call or operator_caller(operator_fn)
+    op_call = None if operator_fn is None else operator_caller(operator_fn)
+    callers = {v: package_call if v == PACKAGE_VARIANT else op_call for v in order}
+    missing = [v for v, c in callers.items() if c is None]
+    if missing:
+        raise ValueError(f"variant(s) {missing} need the operator (operator_fn is None)"
+                         + (f"; the task's baseline is its {task.baseline_variant!r} variant"
+                            if task.baseline_variant in missing else ""))
     console = console or Console()
     runs: list[CaseRun] = []
     t_start = time.perf_counter()
@@ -151,7 +157,7 @@ def run_bench(task: Task, operator_fn: Callable | None, variants: Sequence[str],
             t_base = case.baseline_us
             for v in order:
                 bar.update(job, description=f"{task.name} case {case.case_id}: {v}")
-                run = run_case(call, refs, v, soc, t_base)
+                run = run_case(callers[v], refs, v, soc, t_base)
                 if v == task.baseline_variant:
                     t_base = run.timing.device_time_us if run.status == "pass" else None
                     run = _rebase(run, t_base)
