@@ -384,3 +384,30 @@ def test_package_against_a_variant_baseline():
     with pytest.raises(ValueError, match="baseline is its 'unfused' variant"):
         run_bench(task, None, (PACKAGE_VARIANT,), SOC, progress=False,
                   package_call=package_call)
+
+
+def test_kernel_findings_are_noted(tmp_path):
+    """A package kernel that the dynamic checks flag (here a race: the UB input is read with no
+    MTE2 -> V synchronisation) keeps its score, and its notes say what was found."""
+    import importlib.util
+
+    from ascsim.bench.package import watched_call
+    from ascsim.runner import install_frontends
+
+    install_frontends()
+    source = (GOOD / "cann_bench" / "conv1x1.py").read_text()
+    racy = source.replace("    x_in.enque(x_ub)\n    x_ub = x_in.deque(x.dtype)\n", "", 1)
+    assert racy != source
+    path = tmp_path / "racy_conv1x1.py"
+    path.write_text(racy)
+    spec = importlib.util.spec_from_file_location("racy_conv1x1", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    x, w, b = torch.rand(1, 3, 8, 8), torch.rand(4, 3, 1, 1) - 0.5, torch.rand(4) - 0.5
+    record = watched_call(module.fused_conv_tanh, (x, w, b),
+                          {"strides": [1, 1], "pads": [0, 0, 0, 0], "dilations": [1, 1]},
+                          torch.float32, (1, 4, 8, 8))
+    assert record.violations == []
+    assert any("race finding of the dynamic checks" in n for n in record.timing.notes)
+    expected = torch.tanh(torch.nn.functional.conv2d(x, w, b))
+    assert torch.allclose(record.out, expected, atol=1e-5)  # the simulator still computes it

@@ -117,9 +117,11 @@ def watched_call(fn: Callable, inputs: tuple, kwargs: dict, dtype: torch.dtype,
     if not run.reports:
         violations.append(Violation("no_kernel", "the call launched no simulated kernel"))
         return CallRecord(out, None, violations)
+    notes = ["package: workspace = what the wrapper allocated besides the result; "
+             "cross-core hand-offs are not counted"]
+    notes += [f"kernel {r.kernel}: {f.category} finding of the dynamic checks: {f.message}"
+              for r in run.reports for f in r.findings]
     info = {"device_time_us": sum(r.device_time_us for r in run.reports),
             "kernels": run.reports, "cross_core_handoffs": 0,
-            "workspace_bytes": workspace_bytes(watch.allocated, out),
-            "notes": ["package: workspace = what the wrapper allocated besides the result; "
-                      "cross-core hand-offs are not counted"]}
+            "workspace_bytes": workspace_bytes(watch.allocated, out), "notes": notes}
     return CallRecord(out, normalize_info(info), violations)
