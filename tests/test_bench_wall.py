@@ -15,3 +15,4 @@ def test_bench_wall_quick(capsys):
     assert module.main(["--quick"]) == 0
     out = capsys.readouterr().out
     assert "fused_conv_tanh" in out and "of the 120 s target" in out
+    assert "x semi with its golden in this run" in out  # the package path ran

@@ -1,5 +1,6 @@
 """``ascsim bench OP --soc SOC --variant all|semi|fused|unfused|auto --report DIR``
-``[--tune [--tune-budget N] [--workers N] [--ray [ADDRESS]]] [--no-tuned]``."""
+``[--tune [--tune-budget N] [--workers N] [--ray [ADDRESS]]] [--no-tuned]``, or
+``ascsim bench OP --package DIR|MODULE [--timeout S]`` for a user's operator package."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import importlib
 from collections.abc import Callable
 
 from rich.console import Console
+from rich.markup import escape
 
 VARIANT_CHOICES = {"all": ("semi", "fused", "unfused"), "semi": ("semi",),
                    "fused": ("fused",), "unfused": ("unfused",), "auto": ("auto",)}
@@ -35,6 +37,14 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="tune on Ray ('auto': a local cluster)")
     p.add_argument("--no-tuned", action="store_true",
                    help="ignore stored tuned settings (the operators' defaults)")
+    p.add_argument("--package", metavar="DIR|MODULE",
+                   help="evaluate a cann-bench operator package instead of ascsim.ops: a "
+                   "directory (holding cann_bench/, or OP/, or itself a package; nothing is "
+                   "installed) or an installed module name; the submission rules are checked "
+                   "per case")
+    p.add_argument("--timeout", type=float, default=None, metavar="S",
+                   help="with --package: seconds one case may take (default "
+                   "300); a case that takes longer fails, the others still run")
     return p
 
 
@@ -68,7 +78,6 @@ def _parse_ids(text: str | None) -> list[int] | None:
 
 
 def run(ns: argparse.Namespace, console: Console) -> int:
-    from ascsim.bench.report import write_reports
     from ascsim.bench.runner import run_bench
     from ascsim.bench.tasks import load_task
     from ascsim.hw import get_soc
@@ -76,6 +85,10 @@ def run(ns: argparse.Namespace, console: Console) -> int:
     try:
         soc = get_soc(ns.soc).name
         task = load_task(ns.op).select(_parse_ids(ns.cases), quick=ns.quick)
+        if getattr(ns, "package", None):
+            return _run_package(ns, task, soc, console)
+        if getattr(ns, "timeout", None) is not None:
+            raise ValueError("--timeout applies to --package runs only")
         op = load_operator(task.name)
     except (ValueError, KeyError, OperatorUnavailable) as exc:
         console.print(f"[red]ascsim bench:[/] {exc}")
@@ -94,8 +107,44 @@ def run(ns: argparse.Namespace, console: Console) -> int:
     with tuned.ignored() if getattr(ns, "no_tuned", False) else contextlib.nullcontext():
         result = run_bench(task, op, VARIANT_CHOICES[ns.variant], soc, progress=True,
                            console=console)
+    return _finish(result, ns, console)
+
+
+def _finish(result, ns: argparse.Namespace, console: Console) -> int:
+    from ascsim.bench.report import write_reports
+
+    for r in result.runs:
+        if r.status == "runtime_fail":
+            console.print(f"[red]case {r.case_id} {r.variant}:[/] {escape(r.error)}",
+                          highlight=False)
     if ns.report:
         paths = write_reports(result, ns.report)
         console.print("reports: " + ", ".join(str(p) for p in paths.values()))
     failed = sum(s.summary.n_runtime_fail + s.summary.n_precision_fail for s in result.summaries)
     return 1 if failed else 0
+
+
+# Options of the ascsim.ops path that mean nothing for a package (name, default).
+_OPS_ONLY = (("variant", "all"), ("tune", False), ("no_tuned", False))
+
+
+def _run_package(ns: argparse.Namespace, task, soc: str, console: Console) -> int:
+    """``--package``: the package's operator on the task's cases, in a worker process."""
+    from ascsim.bench.isolate import DEFAULT_TIMEOUT_S, PackageRunner
+    from ascsim.bench.package import resolve_package
+    from ascsim.bench.runner import PACKAGE_VARIANT, run_bench
+
+    clashing = [f"--{name.replace('_', '-')}" for name, default in _OPS_ONLY
+                if getattr(ns, name, default) != default]
+    if clashing:
+        raise ValueError(f"{', '.join(clashing)} cannot go with --package (a package has "
+                         "one implementation, run as it is)")
+    source = resolve_package(ns.package, task.name)
+    # A task whose baseline is a variant of ascsim.ops (matmul_leaky_relu) runs that too.
+    baseline_op = None if task.baseline_variant is None else load_operator(task.name)
+    timeout = DEFAULT_TIMEOUT_S if ns.timeout is None else ns.timeout
+    with PackageRunner(task, source, soc, timeout) as runner:
+        result = run_bench(task, baseline_op, (PACKAGE_VARIANT,), soc, progress=True,
+                           console=console, package_call=runner.call_case,
+                           baseline_note=f"candidate: the package {source.label}")
+    return _finish(result, ns, console)

@@ -28,13 +28,16 @@ TORCH_DTYPES = {"float16": torch.float16, "float32": torch.float32, "bfloat16": 
 DTYPE_NAMES = {v: k for k, v in TORCH_DTYPES.items()}
 
 
-def case_seed(task_name: str, case_id: int) -> int:
-    """A seed fixed by (task, case): stable across runs, processes and Python versions."""
-    return zlib.crc32(f"{task_name}/{case_id}".encode())
+def case_seed(task_name: str, case_id: int, draw: int = 0) -> int:
+    """A seed fixed by (task, case): stable across runs, processes and Python versions.
+    ``draw`` > 0 gives further input sets of the case (a package is called on a second one to
+    catch results cached between calls)."""
+    key = f"{task_name}/{case_id}" if draw == 0 else f"{task_name}/{case_id}/{draw}"
+    return zlib.crc32(key.encode())
 
 
-def make_inputs(task: Task, case: Case) -> tuple[torch.Tensor, ...]:
-    gen = torch.Generator().manual_seed(case_seed(task.name, case.case_id))
+def make_inputs(task: Task, case: Case, draw: int = 0) -> tuple[torch.Tensor, ...]:
+    gen = torch.Generator().manual_seed(case_seed(task.name, case.case_id, draw))
     out = []
     for shape, dtype, (lo, hi) in zip(case.input_shapes, case.dtypes, case.value_ranges):
         u = torch.rand(shape, dtype=torch.float64, generator=gen)

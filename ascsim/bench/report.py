@@ -16,6 +16,7 @@ from rich.table import Table
 
 from ascsim.bench.plots import PIPE_LABELS, pipe_plot, speedup_plot, time_plot
 from ascsim.bench.results import BenchResult, CaseRun
+from ascsim.bench.runner import PACKAGE_VARIANT
 
 SHORT_DTYPE = {"float16": "fp16", "float32": "fp32", "bfloat16": "bf16"}
 STATUS_TEXT = {"pass": "pass", "precision_fail": "PRECISION FAIL", "runtime_fail": "RUNTIME FAIL"}
@@ -175,6 +176,34 @@ def _case_rows(result: BenchResult) -> tuple[list[str], list[list[str]]]:
     return head, rows
 
 
+RULES_HEAD = ["case", "variant", "rule broken", "what happened"]
+
+
+def _rule_rows(result: BenchResult) -> list[list[str]] | None:
+    """One row per broken submission rule; None when the run checked no rules (ascsim.ops)."""
+    if PACKAGE_VARIANT not in result.variants and not any(r.violations for r in result.runs):
+        return None
+    return [[str(r.case_id), r.variant, v.kind, v.detail] for r in result.runs
+            for v in r.violations]
+
+
+def _rules_md(result: BenchResult) -> list[str]:
+    rows = _rule_rows(result)
+    if rows is None:
+        return []
+    body = _md_table(RULES_HEAD, rows) if rows else "Every case kept the rules."
+    return ["## Submission rules", "", body, ""]
+
+
+def _rules_html(result: BenchResult) -> str:
+    rows = _rule_rows(result)
+    if rows is None:
+        return ""
+    body = html_table(RULES_HEAD, rows, "rules") if rows else \
+        '<p class="note">Every case kept the rules.</p>'
+    return f"<h2>Submission rules</h2>\n{body}\n"
+
+
 def _md_table(head: list[str], rows: list[list[str]]) -> str:
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
@@ -189,6 +218,7 @@ def to_markdown(result: BenchResult) -> str:
              f"{tuned_note(result)}", "",
              "## Score per variant", "", _md_table(SUMMARY_HEAD, _summary_rows(result)), "",
              "## Cases", "", _md_table(*_case_rows(result)), "",
+             *_rules_md(result),
              "## Why the variants differ, per case", ""]
     for case in result.task.cases:
         parts.append(f"### Case {case.case_id} — {case.note}")
@@ -256,7 +286,7 @@ T_HW = max(0.1·T_base, 1 µs). Run wall time {result.wall_s:.1f} s.
 {html_img(pipe_plot(result, pipe_variant), "plot-pipes", f"per-pipe busy time, {pipe_variant}")}
 <h2>Cases</h2>
 {html_table(*_case_rows(result), "cases")}
-<h2>Why the variants differ</h2>
+{_rules_html(result)}<h2>Why the variants differ</h2>
 {"".join(why)}
 </body></html>
 """

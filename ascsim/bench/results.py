@@ -31,6 +31,7 @@ class CaseRun:
     hap: float | None                 # None when not formed (failed case or invalid anchors)
     speedup: float | None
     wall_s: float                     # host wall time of the simulated call
+    violations: tuple = ()            # submission rules broken (package runs): rules.Violation
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -49,7 +50,8 @@ class CaseRun:
                 "precision": None if self.precision is None else self.precision.to_json(),
                 "timing": None if self.timing is None else self.timing.to_json(),
                 "t_base_us": self.t_base_us, "t_hw_us": self.t_hw_us, "hap": self.hap,
-                "speedup": self.speedup, "wall_s": self.wall_s}
+                "speedup": self.speedup, "wall_s": self.wall_s,
+                "violations": [v.to_json() for v in self.violations]}
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from ascsim.bench.opinfo import InterfaceError, normalize_info
+from ascsim.bench.opinfo import InterfaceError, OpTiming, normalize_info
 from ascsim.bench.precision import check_precision
 from ascsim.bench.references import TORCH_DTYPES, References, make_references
 from ascsim.bench.results import BenchResult, CaseRun, VariantSummary
@@ -47,6 +47,7 @@ from ascsim.bench.score import hap, speedup, summarize, t_hw
 from ascsim.bench.tasks import Case, Task
 
 VARIANTS = ("semi", "fused", "unfused", "auto")
+PACKAGE_VARIANT = "package"  # the one variant of a user's package (``--package``)
 def check_output(out: object, case: Case) -> torch.Tensor:
     """The structural checks: a contiguous torch tensor of the right dtype and shape."""
     if not isinstance(out, torch.Tensor):
@@ -62,26 +63,36 @@ def check_output(out: object, case: Case) -> torch.Tensor:
     return out
 
 
-def _call(operator_fn: Callable, refs: References, variant: str, soc: str):
-    inputs = tuple(t.clone() for t in refs.inputs)
-    result = operator_fn(*inputs, **refs.case.kwargs(), variant=variant, soc=soc,
-                         return_report=True)
-    if not isinstance(result, tuple) or len(result) != 2:
-        raise InterfaceError("with return_report=True the operator must return (output, info)")
-    out, info = result
-    return check_output(out, refs.case), normalize_info(info)
+#: A case caller: ``call(refs, variant, soc) -> (output, OpTiming)``; raises on a failure.
+CaseCaller = Callable[[References, str, str], tuple[torch.Tensor, OpTiming]]
 
 
-def run_case(operator_fn: Callable, refs: References, variant: str, soc: str,
+def operator_caller(operator_fn: Callable) -> CaseCaller:
+    """The caller of an operator following the calling convention of the module docstring."""
+    def call(refs: References, variant: str, soc: str):
+        inputs = tuple(t.clone() for t in refs.inputs)
+        result = operator_fn(*inputs, **refs.case.kwargs(), variant=variant, soc=soc,
+                             return_report=True)
+        if not isinstance(result, tuple) or len(result) != 2:
+            raise InterfaceError("with return_report=True the operator must return "
+                                 "(output, info)")
+        out, info = result
+        return out, normalize_info(info)
+    return call
+
+
+def run_case(call: CaseCaller, refs: References, variant: str, soc: str,
              t_base_us: float | None) -> CaseRun:
     """One case under one variant (t_base_us None: no baseline, so no HAP)."""
     case = refs.case
     t0 = time.perf_counter()
     try:
-        out, timing = _call(operator_fn, refs, variant, soc)
+        out, timing = call(refs, variant, soc)
+        out = check_output(out, case)
     except Exception as exc:  # noqa: BLE001 - any failure of the operator is the case's result
         return CaseRun(case.case_id, variant, "runtime_fail", f"{type(exc).__name__}: {exc}",
-                       None, None, t_base_us, None, None, None, time.perf_counter() - t0)
+                       None, None, t_base_us, None, None, None, time.perf_counter() - t0,
+                       tuple(getattr(exc, "violations", ())))
     wall = time.perf_counter() - t0
     prec = check_precision(out, refs.golden, case.output_dtype, truth=refs.truth,
                            reference=refs.same_precision)
@@ -92,10 +103,11 @@ def run_case(operator_fn: Callable, refs: References, variant: str, soc: str,
                    prec, timing, t_base_us, thw, h, s, wall)
 
 
-def _variant_order(task: Task, variants: Sequence[str]) -> tuple[str, ...]:
-    unknown = [v for v in variants if v not in VARIANTS]
+def _variant_order(task: Task, variants: Sequence[str],
+                   known: Sequence[str] = VARIANTS) -> tuple[str, ...]:
+    unknown = [v for v in variants if v not in known]
     if unknown or not variants:
-        raise ValueError(f"unknown variants {unknown}; choose from {VARIANTS}")
+        raise ValueError(f"unknown variants {unknown}; choose from {tuple(known)}")
     order = tuple(dict.fromkeys(variants))
     if task.baseline_variant is not None and task.baseline_variant not in order:
         order = (task.baseline_variant, *order)
@@ -112,10 +124,26 @@ def _baseline_note(task: Task, soc: str) -> str:
             f"device-event timed); candidate: simulated device time on {soc}")
 
 
-def run_bench(task: Task, operator_fn: Callable, variants: Sequence[str], soc: str,
-              progress: bool = True, console: Console | None = None) -> BenchResult:
-    """Run every case of ``task`` under every variant; see the module docstring."""
-    order = _variant_order(task, variants)
+def run_bench(task: Task, operator_fn: Callable | None, variants: Sequence[str], soc: str,
+              progress: bool = True, console: Console | None = None,
+              package_call: CaseCaller | None = None,
+              baseline_note: str | None = None) -> BenchResult:
+    """Run every case of ``task`` under every variant; see the module docstring.
+
+    ``package_call`` runs the variant ``"package"`` (a user's package, called by
+    :class:`ascsim.bench.isolate.PackageRunner`); ``operator_fn`` runs the others, and may be
+    None when no other is needed (a task whose baseline is a variant still needs it: the
+    baseline variant is ascsim.ops's). ``baseline_note`` is added to the report's baseline line.
+    """
+    known = VARIANTS + ((PACKAGE_VARIANT,) if package_call is not None else ())
+    order = _variant_order(task, variants, known)
+    op_call = None if operator_fn is None else operator_caller(operator_fn)
+    callers = {v: package_call if v == PACKAGE_VARIANT else op_call for v in order}
+    missing = [v for v, c in callers.items() if c is None]
+    if missing:
+        raise ValueError(f"variant(s) {missing} need the operator (operator_fn is None)"
+                         + (f"; the task's baseline is its {task.baseline_variant!r} variant"
+                            if task.baseline_variant in missing else ""))
     console = console or Console()
     runs: list[CaseRun] = []
     t_start = time.perf_counter()
@@ -129,14 +157,15 @@ def run_bench(task: Task, operator_fn: Callable, variants: Sequence[str], soc: s
             t_base = case.baseline_us
             for v in order:
                 bar.update(job, description=f"{task.name} case {case.case_id}: {v}")
-                run = run_case(operator_fn, refs, v, soc, t_base)
+                run = run_case(callers[v], refs, v, soc, t_base)
                 if v == task.baseline_variant:
                     t_base = run.timing.device_time_us if run.status == "pass" else None
                     run = _rebase(run, t_base)
                 runs.append(run)
                 bar.advance(job)
     summaries = tuple(_summarize(v, [r for r in runs if r.variant == v]) for v in order)
-    result = BenchResult(task, soc, order, tuple(runs), summaries, _baseline_note(task, soc),
+    note = _baseline_note(task, soc) + (f"; {baseline_note}" if baseline_note else "")
+    result = BenchResult(task, soc, order, tuple(runs), summaries, note,
                          time.perf_counter() - t_start)
     if progress:
         from ascsim.bench.report import results_table  # matplotlib loads only for reports
@@ -151,7 +180,7 @@ def _rebase(run: CaseRun, t_base: float | None) -> CaseRun:
         return run
     thw = t_hw(t_base)
     return CaseRun(run.case_id, run.variant, run.status, run.error, run.precision, run.timing,
-                   t_base, thw, hap(t_base, t_base, thw), 1.0, run.wall_s)
+                   t_base, thw, hap(t_base, t_base, thw), 1.0, run.wall_s, run.violations)
 
 
 def _summarize(variant: str, runs: list[CaseRun]) -> VariantSummary:

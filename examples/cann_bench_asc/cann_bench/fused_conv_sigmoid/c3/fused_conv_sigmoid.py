@@ -1,0 +1,9 @@
+"""One class of the operator: the two-kernel semi-fusion (see cann_bench.conv_common)."""
+
+import torch
+
+from cann_bench.conv_common import conv_act
+
+
+def fused_conv_sigmoid(x, filter, bias, strides, pads, dilations=(1, 1)):
+    return conv_act(x, filter, bias, strides, pads, dilations, act="sigmoid", dtype=torch.bfloat16)
