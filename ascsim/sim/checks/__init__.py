@@ -84,7 +84,9 @@ class KernelChecks:
         clocks = self.clocks.get(core.core_id) or self.clocks_of(core.core_id)
         count = clocks.tick(pipe)
         self.queues.check_instr(clocks, reads, writes, pipe)
-        self.races.check_instr(instr, clocks, pipe, count)
+        # (The pipe's clock is current after the tick, and only the race check's scalar
+        # auto-sync joins anything into it before the next instruction.)
+        self.races.check_instr(instr, clocks, pipe, count, clocks.vc[pipe])
         self.uninit.on_instr(core, instr)
         if pipe == V:
             self.alignment.on_instr(core, instr)

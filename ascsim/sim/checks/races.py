@@ -122,10 +122,12 @@ class RaceCheck:
 
     def on_instr(self, core, instr, pipe: int, count: int) -> None:
         """Instruction ``count`` of ``pipe`` on ``core`` (it ticked its clock already)."""
-        self.check_instr(instr, self.clocks_of(core.core_id), pipe, count)
+        clocks = self.clocks_of(core.core_id)
+        self.check_instr(instr, clocks, pipe, count, clocks.current(pipe))
 
-    def check_instr(self, instr, clocks, pipe: int, count: int) -> None:
-        """:meth:`on_instr` with the core's clocks at hand.
+    def check_instr(self, instr, clocks, pipe: int, count: int, vc: dict) -> None:
+        """:meth:`on_instr` with the core's clocks and the pipe's current clock ``vc`` at
+        hand.
 
         The common case is handled inline: a plain range inside one segment of the map (a tile
         accessed again, or fresh bytes), with a plain summary it is ordered after. Everything else
@@ -137,7 +139,6 @@ class RaceCheck:
         # The pipe's clock is one dict for the whole launch (joins update it in place, and
         # only a scalar access's auto-sync joins anything meanwhile), so one lookup serves
         # every access of the instruction.
-        vc = clocks.current(pipe)
         get = vc.get
         maps = self.maps
         for record in reads:
