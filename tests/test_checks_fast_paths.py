@@ -2,7 +2,8 @@
 
 The race check handles a plain range inside one map segment inline (``RaceCheck.check_instr``);
 everything else goes through ``_access_range`` / ``_access_strided``. The written-bytes check
-rewrites state bytes with a memset when a range is uniform and with ``translate`` otherwise.
+rewrites state bytes with a fill when a range is in the common states and with ``translate``
+otherwise.
 Each fast path is compared here with its general path on random access sequences.
 """
 
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from ascsim.sim.access import strided
 from ascsim.sim.checks.clocks import CoreClocks
 from ascsim.sim.checks.races import AccessMap, RaceCheck
-from ascsim.sim.checks.uninit import MARK_WRITTEN, TAKE, _rewrite
+from ascsim.sim.checks.uninit import MARK_WRITTEN, TAKE, _mark_written, _take
 from ascsim.sim.core import PIPES
 
 SPACE = ("GM", 0)
@@ -134,8 +135,8 @@ def test_state_rewrite_matches_translate(states, lo, length, which, uniform):
     mask = bytearray(states)
     lo = min(lo, len(mask))
     hi = min(lo + length, len(mask))
-    table = TAKE if which == "take" else MARK_WRITTEN
+    table, rewrite = (TAKE, _take) if which == "take" else (MARK_WRITTEN, _mark_written)
     want = bytearray(mask)
     want[lo:hi] = want[lo:hi].translate(table)
-    _rewrite(mask, lo, hi, table)
+    rewrite(mask, lo, hi)
     assert mask == want

@@ -38,16 +38,8 @@ STALE = 2  # state bit: written before the buffer was last taken
 #: written (now or before) into STALE alone.
 MARK_WRITTEN = bytes((s | WRITTEN) & 0xFF for s in range(256))
 TAKE = bytes(STALE if s else 0 for s in range(256))
-#: Per table, the uniform outcomes :func:`_rewrite` tries: (states that must be absent, the
-#: one state every byte then ends in). A taking turns anything but 0 into STALE; a write turns
-#: the fresh states into WRITTEN and the stale ones into STALE | WRITTEN.
-UNIFORM = {
-    TAKE: (((bytes((0,)),), bytes((STALE,))),),
-    MARK_WRITTEN: (((bytes((0,)), bytes((WRITTEN,))), bytes((STALE | WRITTEN,))),
-                   ((bytes((STALE,)), bytes((STALE | WRITTEN,))), bytes((WRITTEN,)))),
-}
-#: The states a read reports: bytes without WRITTEN.
-UNWRITTEN = (bytes((0,)), bytes((STALE,)))
+#: The four states as one-byte strings (``find`` needles and fill patterns).
+FRESH, ONLY_WRITTEN, ONLY_STALE, STALE_WRITTEN = (bytes((s,)) for s in range(4))
 
 
 class UninitCheck:
@@ -76,7 +68,7 @@ class UninitCheck:
             return  # nothing written there yet
         lo, hi = gate.lo, min(gate.hi, len(mask))
         if hi > lo:
-            _rewrite(mask, lo, hi, TAKE)
+            _take(mask, lo, hi)
         self.version[space] = self.version.get(space, 0) + 1
 
     def _mask(self, core, space):
@@ -165,8 +157,7 @@ def _all_written(mask: bytearray, array: np.ndarray, record, lo: int, hi: int) -
     """Whether every byte ``record`` covers has its WRITTEN bit."""
     if len(record) == 3 or hi > len(mask):
         # (Past the end: the overflow is reported where it happened; the hull is checked.)
-        absent, stale = UNWRITTEN
-        return mask.find(absent, lo, hi) < 0 and mask.find(stale, lo, hi) < 0
+        return mask.find(FRESH, lo, hi) < 0 and mask.find(ONLY_STALE, lo, hi) < 0
     return bool((_window(array, record, lo, hi) & WRITTEN).all())
 
 
@@ -175,26 +166,30 @@ def _mark(mask: bytearray, array: np.ndarray, record, lo: int, hi: int) -> None:
     if len(record) == 3 or hi > len(mask):
         hi = min(hi, len(mask))
         if hi > lo:
-            _rewrite(mask, lo, hi, MARK_WRITTEN)
+            _mark_written(mask, lo, hi)
         return
     window = _window(array, record, lo, hi)
     np.bitwise_or(window, WRITTEN, out=window)
 
 
-def _rewrite(mask: bytearray, lo: int, hi: int, table: bytes) -> None:
-    """``mask[lo:hi]`` through the ``translate`` table. A whole buffer is mostly in one or two
-    states (taken again after a tile filled it, written after it was taken), so the common
-    cases are tested with ``find`` (a memchr) first: when no byte is in a state the table
-    maps differently from the rest, the range is filled with the one result (a memset)."""
-    find = mask.find
-    for states, result in UNIFORM[table]:
-        for state in states:
-            if find(state, lo, hi) >= 0:
-                break
-        else:
-            mask[lo:hi] = result * (hi - lo)
-            return
-    mask[lo:hi] = mask[lo:hi].translate(table)
+def _take(mask: bytearray, lo: int, hi: int) -> None:
+    """``mask[lo:hi]`` through TAKE. A buffer taken again is mostly all written, so that case
+    is tested first with ``find`` (a memchr) and done as a fill."""
+    if mask.find(FRESH, lo, hi) < 0:
+        mask[lo:hi] = ONLY_STALE * (hi - lo)
+    else:
+        mask[lo:hi] = mask[lo:hi].translate(TAKE)
+
+
+def _mark_written(mask: bytearray, lo: int, hi: int) -> None:
+    """``mask[lo:hi]`` through MARK_WRITTEN. A write mostly lands on a buffer that is all
+    stale (taken again) or all fresh, so those cases are tested first and done as a fill."""
+    if mask.find(FRESH, lo, hi) < 0 and mask.find(ONLY_WRITTEN, lo, hi) < 0:
+        mask[lo:hi] = STALE_WRITTEN * (hi - lo)
+    elif mask.find(ONLY_STALE, lo, hi) < 0 and mask.find(STALE_WRITTEN, lo, hi) < 0:
+        mask[lo:hi] = ONLY_WRITTEN * (hi - lo)
+    else:
+        mask[lo:hi] = mask[lo:hi].translate(MARK_WRITTEN)
 
 
 def _window(array: np.ndarray, record, lo: int, hi: int) -> np.ndarray:
