@@ -159,7 +159,8 @@ class RaceCheck:
                     last_write = state[0]
                     if last_write is None or last_write[0] == key or \
                             get(last_write[0], 0) >= last_write[1]:
-                        amap.put(i, lo, hi, _with_read(state, key, epoch, vc))
+                        amap.put(i, lo, hi, _with_read(state, key, epoch, vc) if state[1]
+                                 else (last_write, (epoch,)))
                         continue
             self._access_range(amap, record, False, False, epoch, clocks, pipe, vc)
         for record in writes:

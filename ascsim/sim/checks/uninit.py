@@ -87,16 +87,24 @@ class UninitCheck:
         masks, written, version = self.masks, self.written, self.version
         for record in instr.reads:
             space, lo, hi = record[0], record[1], record[2]
-            if space[0] == "GM" or hi <= lo or written.get(record) == version.get(space, 0):
+            if space[0] == "GM" or hi <= lo:
+                continue
+            now = version.get(space, 0)
+            if written.get(record) == now:
                 continue
             mask = masks.get(space)
             if mask is None:
                 mask = self._mask(core, space)
-            if mask is not None:
-                if _all_written(mask, self.arrays[space], record, lo, hi):
-                    written[record] = version.get(space, 0)
-                else:
-                    self._report(core, instr, space, lo, hi, record)
+                if mask is None:
+                    continue
+            if len(record) == 3:  # (_all_written of a plain range, inline)
+                complete = mask.find(FRESH, lo, hi) < 0 and mask.find(ONLY_STALE, lo, hi) < 0
+            else:
+                complete = _all_written(mask, self.arrays[space], record, lo, hi)
+            if complete:
+                written[record] = now
+            else:
+                self._report(core, instr, space, lo, hi, record)
         if not instr.writes:
             return
         padded = getattr(instr.record, "whole_blocks", False)
@@ -111,12 +119,20 @@ class UninitCheck:
             mask = masks.get(space)
             if mask is None:
                 mask = self._mask(core, space)
-            if mask is not None:
-                for done in (_padded(record) if padded else (record,)):
+                if mask is None:
+                    continue
+            if padded:
+                for done in _padded(record):
                     _mark(mask, self.arrays[space], done, done[1], done[2])
-                written[record] = now
-                if padded:
-                    self.padded_done[record] = now
+                self.padded_done[record] = now
+            elif len(record) == 3:  # (_mark of a plain range, inline)
+                if hi > len(mask):
+                    hi = len(mask)
+                if hi > lo:
+                    _mark_written(mask, lo, hi)
+            else:
+                _mark(mask, self.arrays[space], record, lo, hi)
+            written[record] = now
 
     def _report(self, core, instr, space, lo, hi, record) -> None:
         window = _window(self.arrays[space], record, lo, hi)
