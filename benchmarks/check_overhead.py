@@ -8,6 +8,7 @@ runs after one warm-up; the ratio is "checks on / checks off".
 
     .venv/bin/python benchmarks/check_overhead.py          # full sizes
     .venv/bin/python benchmarks/check_overhead.py --quick  # small sizes, one repeat (smoke test)
+    .venv/bin/python benchmarks/check_overhead.py --cpu --repeats 5  # CPU time, loaded host
 """
 
 from __future__ import annotations
@@ -27,23 +28,25 @@ SOC = "Ascend910B1"
 LIMIT = 2.0  # acceptance: checks on cost at most twice checks off
 
 
-def _median_seconds(fn: Callable[[], object], repeats: int) -> float:
+def _median_seconds(fn: Callable[[], object], repeats: int,
+                    clock: Callable[[], float] = time.perf_counter) -> float:
     times = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = clock()
         fn()
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
     return statistics.median(times)
 
 
-def timed(fn: Callable[[], object], checks: bool, repeats: int) -> tuple[float, int]:
+def timed(fn: Callable[[], object], checks: bool, repeats: int,
+          clock: Callable[[], float] = time.perf_counter) -> tuple[float, int]:
     """(median seconds, findings of the last run) with the checks on or off."""
     saved = SESSION.checks
     SESSION.checks = checks
     try:
         with SESSION.collect() as run:
             fn()  # warm-up: imports, jit rewrite, tiling
-            seconds = _median_seconds(fn, repeats)
+            seconds = _median_seconds(fn, repeats, clock)
         findings = sum(len(r.findings) for r in run.reports)
     finally:
         SESSION.checks = saved
@@ -73,15 +76,21 @@ def cases(quick: bool) -> list[tuple[str, Callable[[], object]]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, one repeat")
+    parser.add_argument("--cpu", action="store_true",
+                        help="time the process's CPU time instead of wall time (steadier on "
+                        "a shared, loaded host; it counts the Cube worker threads' work too)")
+    parser.add_argument("--repeats", type=int, default=None,
+                        help="timed runs per case and setting (default 3, 1 with --quick)")
     ns = parser.parse_args(argv)
-    repeats = 1 if ns.quick else 3
+    repeats = ns.repeats or (1 if ns.quick else 3)
+    clock = time.process_time if ns.cpu else time.perf_counter
 
     SESSION.set_soc(SOC)
     status = 0
     print(f"{'case':34} {'checks off s':>12} {'checks on s':>12} {'ratio':>6}")
     for name, fn in cases(ns.quick):
-        off, _ = timed(fn, False, repeats)
-        on, findings = timed(fn, True, repeats)
+        off, _ = timed(fn, False, repeats, clock)
+        on, findings = timed(fn, True, repeats, clock)
         ratio = on / off
         print(f"{name:34} {off:12.3f} {on:12.3f} {ratio:6.2f}"
               + (f"  ({findings} findings!)" if findings else ""))

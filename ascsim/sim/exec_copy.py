@@ -83,7 +83,23 @@ def execute_copy(core, rec: Copy):
     check_alignment(core, rec.op, (dst, src), loc)
     total = bursts.nbytes
     values = core.launch.values
-    if total:
+    if bursts.count == 1:  # one block (most copies): the general case below, spelled out
+        s_lo, d_lo = bursts.src, bursts.dst
+        s_hi, d_hi = s_lo + total, d_lo + total
+        if values:
+            target = raw_bytes(core, dst, d_lo, d_hi, loc)  # (destination first, as below)
+            target[:total] = raw_bytes(core, src, s_lo, s_hi, loc)
+        else:
+            check_bytes(core, dst, d_lo, d_hi, loc)
+            check_bytes(core, src, s_lo, s_hi, loc)
+        s_lo += src.offset
+        d_lo += dst.offset
+        reads = ((src.mem.key, s_lo, s_lo + total),)
+        writes = ((dst.mem.key, d_lo, d_lo + total),)
+        gm = ((src.mem.id, ByteRows(s_lo, total, bursts.src_pitch, 1)) if cost.reads_gm else
+              (dst.mem.id, ByteRows(d_lo, total, bursts.dst_pitch, 1)) if cost.touches_gm
+              else None)
+    elif total:
         s_lo, s_hi = bursts.hull(0)
         d_lo, d_hi = bursts.hull(1)
         if values:

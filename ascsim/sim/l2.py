@@ -113,7 +113,14 @@ class L2Cache:
         """(line array, index of the touched lines) for constant-pitch rows: the same lines
         :meth:`_select` finds, worked out from the row geometry (see :func:`_row_lines`)."""
         lines = self._lines(buffer_id)
-        return lines, _row_lines(rows.first, rows.width, rows.pitch, rows.count, lines.size)
+        first, width, pitch, count = rows.first, rows.width, rows.pitch, rows.count
+        if count == 1 or pitch - width < LINE_BYTES:
+            # Every line of the hull (what _row_lines returns first): cheaper to compute than
+            # to look up, and it would fill the cache with one-off tiles of a streaming copy.
+            return lines, slice(first // LINE_BYTES,
+                                min((first + (count - 1) * pitch + width - 1) // LINE_BYTES + 1,
+                                    lines.size))
+        return lines, _row_lines(first, width, pitch, count, lines.size)
 
     def _admit(self, new_lines: int) -> bool:
         """Whether ``new_lines`` more lines fit in L2 (no replacement: see the module doc)."""

@@ -17,15 +17,15 @@ _USER_CODE_DIRS = tuple(_PACKAGE_DIR + d + os.sep for d in ("ops", "examples"))
 
 Location = tuple[str, int]
 _cache: dict[str, bool] = {}
-# id(code object) -> (the code object, whether it is ascsim-internal): saves the file-name test
-# on every hop. Keyed by id because a code object's hash digests its whole contents (bytecode,
-# constants, names: microseconds per lookup); the stored object guards against a reused id.
+# id(code object) -> (the code object, None if it is ascsim-internal, else its locations by
+# instruction offset). Keyed by id because a code object's hash digests its whole contents
+# (bytecode, constants, names: microseconds per lookup); the stored object guards against a
+# reused id. The locations are cached because ``f_lineno`` decodes the code's line table from
+# its start on every access (microseconds in a long kernel function), and so that every call
+# from one place returns the same tuple.
 _code_cache: dict = {}
-# (id(code object), instruction offset) -> (the code object, line): ``f_lineno`` decodes the
-# code's line table from its start on every access, microseconds in a long kernel function.
-_line_cache: dict = {}
-#: Entries either cache may hold before it is emptied: kernels compiled per launch bring new
-#: code objects, which the caches would otherwise keep alive forever.
+#: Entries the cache may hold before it is emptied: kernels compiled per launch bring new
+#: code objects, which the cache would otherwise keep alive forever.
 CACHE_LIMIT = 100_000
 
 
@@ -37,6 +37,13 @@ def _is_internal(filename: str) -> bool:
     return hit
 
 
+def _code_entry(code) -> tuple:
+    if len(_code_cache) >= CACHE_LIMIT:
+        _code_cache.clear()
+    entry = _code_cache[id(code)] = (code, None if _is_internal(code.co_filename) else {})
+    return entry
+
+
 def user_location(skip: int = 1) -> Location:
     """``(filename, lineno)`` of the innermost frame outside ascsim's internals."""
     frame = sys._getframe(skip)
@@ -45,26 +52,16 @@ def user_location(skip: int = 1) -> Location:
         code = frame.f_code
         entry = codes.get(id(code))
         if entry is None or entry[0] is not code:
-            if len(codes) >= CACHE_LIMIT:
-                codes.clear()
-            entry = codes[id(code)] = (code, _is_internal(code.co_filename))
-        if not entry[1]:
-            break
+            entry = _code_entry(code)
+        places = entry[1]
+        if places is not None:
+            offset = frame.f_lasti
+            loc = places.get(offset)
+            if loc is None:
+                loc = places[offset] = (code.co_filename, frame.f_lineno)
+            return loc
         frame = frame.f_back
-    if frame is None:
-        return ("<unknown>", 0)
-    return (code.co_filename, _line(frame, code))
-
-
-def _line(frame, code) -> int:
-    """The frame's current line, from the cache of (code, instruction offset) -> line."""
-    key = (id(code), frame.f_lasti)
-    entry = _line_cache.get(key)
-    if entry is None or entry[0] is not code:
-        if len(_line_cache) >= CACHE_LIMIT:
-            _line_cache.clear()
-        entry = _line_cache[key] = (code, frame.f_lineno)
-    return entry[1]
+    return ("<unknown>", 0)
 
 
 def format_location(loc: Location | None) -> str:

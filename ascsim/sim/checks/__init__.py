@@ -21,6 +21,8 @@ from ascsim.sim.checks.queues import QueueCheck
 from ascsim.sim.checks.races import RaceCheck
 from ascsim.sim.checks.uninit import UninitCheck
 
+V = PIPE_INDEX["V"]
+
 
 class KernelChecks:
     """One observer running every dynamic check of a launch."""
@@ -61,26 +63,33 @@ class KernelChecks:
         return f"{space[1]} of core {space[0]}"
 
     # ------------------------------------------------------------------ observer protocol
+    # Both hooks run once per gate operation or instruction: the sub-checks' methods are
+    # called directly with the core's clocks, in one frame each.
     def on_gate(self, core, gate, action: str, loc) -> None:
-        self.queues.on_gate(core, gate, action, loc)
+        clocks = self.clocks.get(core.core_id) or self.clocks_of(core.core_id)
+        self.queues.on_gate_op(clocks, gate, action)
         if action == "acquire_write":  # a new allocation: fresh bytes, a new generation
-            self.uninit.on_gate(core, gate, action, loc)
-            self.leases.on_gate(core, gate, action, loc)
+            self.uninit.on_acquire(gate)
+            self.leases.on_acquire(gate, loc)
         elif action == "release_read":  # given back
-            self.leases.on_gate(core, gate, action, loc)
+            self.leases.on_release(gate, loc)
 
     def on_instr(self, core, instr) -> None:
-        if not instr.reads and not instr.writes:
+        reads, writes = instr.reads, instr.writes
+        if not reads and not writes:
             # Nothing to check, and nothing for an epoch to name: the clocks count only the
             # instructions that access memory (most of a Matmul's internal steps do not).
             return
         pipe = PIPE_INDEX[instr.pipe]
         clocks = self.clocks.get(core.core_id) or self.clocks_of(core.core_id)
         count = clocks.tick(pipe)
-        self.queues.on_instr(core, instr, pipe)
-        self.races.on_instr(core, instr, pipe, count)
+        self.queues.check_instr(clocks, reads, writes, pipe)
+        # (The pipe's clock is current after the tick, and only the race check's scalar
+        # auto-sync joins anything into it before the next instruction.)
+        self.races.check_instr(instr, clocks, pipe, count, clocks.vc[pipe])
         self.uninit.on_instr(core, instr)
-        self.alignment.on_instr(core, instr)
+        if pipe == V:
+            self.alignment.on_instr(core, instr)
         self.leases.on_instr(core, instr)
 
     def on_set_flag(self, core, src, dst, event_id, loc) -> None:

@@ -38,13 +38,19 @@ class LeaseCheck:
         self.history: dict = {}
         self.fields: dict = {}  # record type -> _operand_fields
 
-    def on_gate(self, core, gate, action: str, loc) -> None:
-        if action == "acquire_write":
-            self.history.setdefault(gate, []).append([loc, None])
-        elif action == "release_read":
-            entries = self.history.get(gate)
-            if entries:
-                entries[-1][1] = loc
+    def on_acquire(self, gate, loc) -> None:
+        """A producer takes the buffer (``acquire_write``): a new generation."""
+        entries = self.history.get(gate)
+        if entries is None:
+            self.history[gate] = [[loc, None]]
+        else:
+            entries.append([loc, None])
+
+    def on_release(self, gate, loc) -> None:
+        """The consumer gives the buffer back (``release_read``)."""
+        entries = self.history.get(gate)
+        if entries:
+            entries[-1][1] = loc
 
     def on_instr(self, core, instr) -> None:
         record = instr.record

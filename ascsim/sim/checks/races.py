@@ -54,6 +54,19 @@ class AccessMap:
             states.insert(j, states[j - 1])
         return i, j
 
+    def put(self, i: int, lo: int, hi: int, state) -> None:
+        """Give ``[lo, hi)``, which lies inside segment ``i``, the summary ``state`` (what
+        :meth:`span` and an assignment do, without the searches)."""
+        starts, states = self.starts, self.states
+        if i + 1 == len(starts) or starts[i + 1] != hi:
+            starts.insert(i + 1, hi)
+            states.insert(i + 1, states[i])
+        if starts[i] == lo:
+            states[i] = state
+        else:
+            starts.insert(i + 1, lo)
+            states.insert(i + 1, state)
+
     def coalesce(self, i: int, j: int) -> None:
         """Merge neighbours in [i - 1, j] that ended up with the very same summary."""
         starts, states = self.starts, self.states
@@ -108,28 +121,75 @@ class RaceCheck:
         self.maps: dict = {}
 
     def on_instr(self, core, instr, pipe: int, count: int) -> None:
-        reads, writes = instr.reads, instr.writes  # (KernelChecks passes only accessing ones)
+        """Instruction ``count`` of ``pipe`` on ``core`` (it ticked its clock already)."""
         clocks = self.clocks_of(core.core_id)
-        epoch = (clocks.base + pipe, count, instr)
+        self.check_instr(instr, clocks, pipe, count, clocks.current(pipe))
+
+    def check_instr(self, instr, clocks, pipe: int, count: int, vc: dict) -> None:
+        """:meth:`on_instr` with the core's clocks and the pipe's current clock ``vc`` at
+        hand.
+
+        The common case is handled inline: a plain range inside one segment of the map (a tile
+        accessed again, or fresh bytes), with a plain summary it is ordered after. Everything else
+        goes through :meth:`_access_range` / :meth:`_access_strided`, which do the same."""
+        reads, writes = instr.reads, instr.writes  # (KernelChecks passes only accessing ones)
+        key = clocks.base + pipe
+        epoch = (key, count, instr)
         atomic = bool(getattr(instr.record, "atomic", None))
         # The pipe's clock is one dict for the whole launch (joins update it in place, and
         # only a scalar access's auto-sync joins anything meanwhile), so one lookup serves
         # every access of the instruction.
-        vc = clocks.current(pipe)
+        get = vc.get
         maps = self.maps
-        for records, write in ((reads, False), (writes, True)):
-            for record in records:
-                if record[2] <= record[1]:
-                    continue
-                amap = maps.get(record[0])
-                if amap is None:
-                    amap = maps[record[0]] = AccessMap()
-                if len(record) == 3:
-                    self._access_range(amap, record, write, write and atomic, epoch, clocks,
-                                       pipe, vc)
-                else:
-                    self._access_strided(amap, record, write, write and atomic, epoch, clocks,
-                                         pipe, vc)
+        for record in reads:
+            lo, hi = record[1], record[2]
+            if hi <= lo:
+                continue
+            amap = maps.get(record[0])
+            if amap is None:
+                amap = maps[record[0]] = AccessMap()
+            if len(record) != 3:
+                self._access_strided(amap, record, False, False, epoch, clocks, pipe, vc)
+                continue
+            starts = amap.starts
+            i = bisect_right(starts, lo) - 1
+            if i >= 0 and (i + 1 == len(starts) or hi <= starts[i + 1]):
+                state = amap.states[i]
+                if type(state) is tuple:
+                    last_write = state[0]
+                    if last_write is None or last_write[0] == key or \
+                            get(last_write[0], 0) >= last_write[1]:
+                        amap.put(i, lo, hi, _with_read(state, key, epoch, vc) if state[1]
+                                 else (last_write, (epoch,)))
+                        continue
+            self._access_range(amap, record, False, False, epoch, clocks, pipe, vc)
+        for record in writes:
+            lo, hi = record[1], record[2]
+            if hi <= lo:
+                continue
+            amap = maps.get(record[0])
+            if amap is None:
+                amap = maps[record[0]] = AccessMap()
+            if len(record) != 3:
+                self._access_strided(amap, record, True, atomic, epoch, clocks, pipe, vc)
+                continue
+            starts = amap.starts
+            i = bisect_right(starts, lo) - 1
+            if i >= 0 and (i + 1 == len(starts) or hi <= starts[i + 1]):
+                state = amap.states[i]
+                if type(state) is tuple:
+                    last_write, earlier_reads = state
+                    ordered = last_write is None or last_write[0] == key or \
+                        get(last_write[0], 0) >= last_write[1] or (atomic and last_write[3])
+                    if ordered:
+                        for r in earlier_reads:
+                            if r[0] != key and get(r[0], 0) < r[1]:
+                                ordered = False
+                                break
+                    if ordered:  # everything before is ordered before the write
+                        amap.put(i, lo, hi, ((key, count, instr, atomic), ()))
+                        continue
+            self._access_range(amap, record, True, atomic, epoch, clocks, pipe, vc)
 
     def _access_range(self, amap, record, write, atomic, epoch, clocks, pipe, vc) -> None:
         """A plain byte range: one split of the map serves both the check and the record
