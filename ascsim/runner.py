@@ -17,6 +17,7 @@ import sys
 from dataclasses import dataclass
 
 from ascsim import npu
+from ascsim.pto import aliases as pto_aliases
 from ascsim.session import SESSION
 
 ALIAS = "asc"
@@ -49,8 +50,10 @@ def _rename(module, alias: str) -> None:
 
 
 def install_frontends() -> None:
-    """Everything an unmodified script may import: ``asc`` and the NPU stand-in."""
+    """Everything an unmodified script may import: ``asc``, ``pypto_pro`` (and ``pypto``) and
+    the NPU stand-in."""
     install_asc_alias()
+    pto_aliases.install()
     npu.install()
 
 

@@ -66,6 +66,9 @@ class Session:
         # The SoC asked for on the command line (``ascsim run -v``); scripts that call
         # ``set_platform(backend)`` without a platform get this one.
         self._requested = DEFAULT_SOC
+        # Whether a SoC was chosen (by a script, the command line or ASCSIM_SOC): a front-end
+        # whose language runs on one family only (PyPTO Pro: the 950) picks its default then.
+        self._chosen = False
         self.strict = False
         self.checks = True
         self.timing_only = os.environ.get("ASCSIM_TIMING_ONLY", "") not in ("", "0")
@@ -87,6 +90,23 @@ class Session:
         spec = name_or_spec if isinstance(name_or_spec, SocSpec) else get_soc(name_or_spec)
         with self._lock:
             self._soc = spec
+            self._chosen = True
+        return spec
+
+    def prefer_soc(self, name: str) -> SocSpec:
+        """Simulate ``name`` unless a SoC was chosen already (``ASCSIM_SOC``, ``ascsim run
+        --soc`` / ``-v``, or the script); returns the SoC now simulated."""
+        env = os.environ.get("ASCSIM_SOC")
+        with self._lock:
+            chosen = self._chosen
+        if chosen:
+            return self.soc
+        if env:
+            return self.request_soc(env)
+        spec = get_soc(name)
+        with self._lock:
+            self._soc = spec
+            self._requested = spec.name
         return spec
 
     @contextlib.contextmanager
@@ -121,6 +141,7 @@ class Session:
         with self._lock:
             self._soc = spec
             self._requested = spec.name
+            self._chosen = True
         return spec
 
     @property

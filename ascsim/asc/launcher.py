@@ -7,9 +7,6 @@ Python ints become int32 runtime values and floats fp32; tiling structs are copi
 
 from __future__ import annotations
 
-import contextlib
-import gc
-from collections.abc import Iterator
 from dataclasses import replace
 
 import numpy as np
@@ -21,30 +18,11 @@ from ascsim.asc.struct import Struct
 from ascsim.asc.values import GlobalAddress, RuntimeInt
 from ascsim.session import SESSION
 from ascsim.sim.host import HostArgument, is_memory
-from ascsim.sim.launch import Launch, LaunchConfig, LaunchOptions
+from ascsim.sim.launch import Launch, LaunchConfig, LaunchOptions, fewer_collections
 from ascsim.sim.memory import DeviceMemory
 from ascsim.sim.report import KernelReport
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
-
-
-@contextlib.contextmanager
-def _fewer_collections() -> Iterator[None]:
-    """Run the block with the cyclic garbage collector off.
-
-    A launch keeps every instruction record (and its operands) until it ends, so each
-    collection during the launch walks a growing set of objects that are all alive: measured on
-    SwiGLU (2, 1024, 1024), young collections every 50 000 allocations (the previous policy;
-    Python's default is every 700) still cost 0.25 s and the full collection they led to 0.8 s,
-    of a 3.2 s run. The records hold no cycles; the few cycles a launch makes are collected
-    after it, and the launcher drops the launch's records when it ends (``Launch.release``)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class ServerMode(BaseException):  # noqa: N818 - not an error: the core's user code ends here
@@ -157,7 +135,7 @@ def run_launch(name: str, body, args: dict, constexpr: set, block_num: int, kind
         except ServerMode:
             pass  # the AIC turned into its AIVs' Matmul server: its own code ends here
 
-    with _fewer_collections():
+    with fewer_collections():
         try:
             report = launch.run(per_core)
         except BaseException:

@@ -469,6 +469,25 @@ class Request(NamedTuple):
     loc: Location
 
 
+class Mutex(NamedTuple):
+    """Take (``action`` "lock") or give back ("unlock") buffer token ``mutex_id`` on ``pipe``
+    (the 950's buffer mutexes, ascend-hw §4).
+
+    Semantics: a lock holds ``pipe`` until the token's last holder on *another* pipe gave it
+    back: everything that pipe had queued before its unlock has completed, plus
+    ``flag_latency_cycles``. So accesses to one buffer by different pipes happen in program
+    order when every access is wrapped in a lock and an unlock; accesses on one pipe are in
+    order anyway. Locking a token the same pipe still holds hangs the device (a ``deadlock``
+    finding); an unlock by a pipe that does not hold the token is a ``mutex-misuse`` finding.
+    An ordering edge for the race checks. Cost: issue only.
+    """
+
+    action: Literal["lock", "unlock"]
+    pipe: str
+    mutex_id: int
+    loc: Location
+
+
 class GateOp(NamedTuple):  # (gate_op below builds one without the constructor's frame)
     """A step of a buffer gate's hand-over protocol (a queue slot's alloc, enque, deque, free).
 
@@ -491,7 +510,7 @@ gate_op = partial(tuple.__new__, GateOp)
 __all__ = [
     "CROSS_CORE_SCOPES", "GATE_ACTIONS", "Copy", "CoreBarrier", "CrossCoreScope", "CrossCoreSet",
     "CrossCoreWait", "CubeProduct", "FixPipe", "GateAction", "GateOp", "Handoff", "IndexedCopy",
-    "Location", "Mmad", "PipeBarrier", "Request", "ScalarLoad", "ScalarOps", "ScalarStore",
+    "Location", "Mmad", "Mutex", "PipeBarrier", "Request", "ScalarLoad", "ScalarOps", "ScalarStore",
     "SetFlag", "Vector", "VectorCompare", "VectorGather", "VectorReduce", "VectorSelect",
     "VectorSequence", "WaitFlag", "gate_op",
 ]

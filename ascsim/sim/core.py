@@ -71,6 +71,7 @@ class Core:
         self.busy = dict.fromkeys(PIPES, 0.0)
         self._busy_end = dict.fromkeys(PIPES, t)
         self.flags: dict[tuple[str, int], deque] = {}
+        self.mutexes: dict = {}  # buffer token id -> sync.MutexState
         self.instrs: list[Instr] = []
         self.flag_edges: list[tuple] = []  # (src pipe, t_set, dst pipe, t_wait, loc)
         self.bytes_moved: dict[str, int] = {}

@@ -61,6 +61,17 @@ def _move_bursts(dst_bytes: np.ndarray, src_bytes: np.ndarray, bursts: Bursts) -
         np.ndarray(shape, np.uint8, src_bytes, 0, (bursts.src_pitch, 1)))
 
 
+def _combine_bursts(core, rec: Copy, s_lo: int, s_hi: int) -> None:
+    """An atomic copy into GM: each destination element becomes ``atomic(old, source)``."""
+    src, dst, bursts = rec.src, rec.dst, rec.bursts
+    size = dst.dtype.itemsize
+    raw = raw_bytes(core, src, s_lo, s_hi, rec.loc)
+    rows = np.ndarray((bursts.count, bursts.width), np.uint8, raw, 0, (bursts.src_pitch, 1))
+    values = np.ascontiguousarray(rows).view(src.dtype)
+    write_rows(core, dst.at(bursts.dst // size), bursts.count, bursts.width // size,
+               bursts.dst_pitch // size, values, rec.atomic, rec.loc)
+
+
 def _block_access(region: Region, bursts: Bursts, side: int, lo: int, hi: int) -> tuple:
     first, pitch = bursts.side(side)
     key, base = region.mem.key, region.offset
@@ -102,7 +113,9 @@ def execute_copy(core, rec: Copy):
     elif total:
         s_lo, s_hi = bursts.hull(0)
         d_lo, d_hi = bursts.hull(1)
-        if values:
+        if values and rec.atomic is not None:
+            _combine_bursts(core, rec, s_lo, s_hi)
+        elif values:
             _move_bursts(raw_bytes(core, dst, d_lo, d_hi, loc),
                          raw_bytes(core, src, s_lo, s_hi, loc), bursts)
         else:

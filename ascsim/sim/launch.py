@@ -13,7 +13,9 @@ What to launch is a :class:`LaunchConfig`; how to run it (checks, strict mode, o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+import gc
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -30,6 +32,27 @@ from ascsim.sim.report import CoreReport, KernelReport
 from ascsim.sim.scheduler import Scheduler
 from ascsim.sim.sync import CrossCoreState
 from ascsim.sim.threads import launch_threads
+
+
+@contextlib.contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Run the block with the cyclic garbage collector off.
+
+    A launch keeps every instruction record (and its operands) until it ends, so each
+    collection during the launch walks a growing set of objects that are all alive: measured on
+    SwiGLU (2, 1024, 1024), young collections every 50 000 allocations (the previous policy;
+    Python's default is every 700) still cost 0.25 s and the full collection they led to 0.8 s,
+    of a 3.2 s run. The records hold no cycles; the few cycles a launch makes are collected
+    after it, and the launcher drops the launch's records when it ends (``Launch.release``)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 
 KERNEL_KINDS = ("AIV_ONLY", "AIC_ONLY", "MIX")
 
@@ -57,6 +80,8 @@ DEFAULT_HINTS = {
                   "fewer elements)",
     "placement-overlap": "place the tensor outside the bytes the other owner holds",
     "placement-outside": "place the tensor inside the memory (address + size <= capacity)",
+    "mutex-relock": "unlock a buffer token before the same pipe locks it again",
+    "mutex-unlock": "unlock a buffer token on the pipe that locked it",
     "flag-wrong-id": "wait for the event id that the matching set raises",
     "cross-core-wrong-pipe": "raise the cross-core flag on {pipe}, the pipe whose write the "
                              "other core reads",

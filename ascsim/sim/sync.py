@@ -29,6 +29,7 @@ from ascsim.isa.instr import (
     CrossCoreWait,
     GateOp,
     Handoff,
+    Mutex,
     PipeBarrier,
     Request,
     SetFlag,
@@ -473,7 +474,51 @@ def execute_request(client, rec: Request) -> float:
     return client.scalar + client.timing.cross_core_flag_latency_cycles
 
 
-EXECUTORS = {SetFlag: execute_set_flag, WaitFlag: execute_wait_flag,
+# ============================================================================ buffer mutexes
+class MutexState:
+    """One buffer token of a core: which pipe holds it (None: free), and when and by which
+    pipe it was last given back."""
+
+    __slots__ = ("holder", "held_at", "released", "released_by")
+
+    def __init__(self):
+        self.holder = None
+        self.held_at = None
+        self.released = 0.0
+        self.released_by = None
+
+
+def execute_mutex(core, rec: Mutex) -> None:
+    core.call_overhead()
+    state = core.mutexes.get(rec.mutex_id)
+    if state is None:
+        state = core.mutexes[rec.mutex_id] = MutexState()
+    pipe, loc = rec.pipe, rec.loc
+    if rec.action == "lock":
+        if state.holder == pipe:
+            core.launch.findings.report(
+                "deadlock", f"mutex {rec.mutex_id} locked again on {pipe} without an unlock "
+                f"since the lock at {state.held_at[0]}:{state.held_at[1]}: the device hangs",
+                (state.held_at, loc), hint=core.launch.hint("mutex-relock"), core=core.core_id)
+        if state.released_by is not None and state.released_by != pipe:
+            until = state.released + core.timing.flag_latency_cycles
+            core.block_pipe(pipe, until)
+            core.flag_edges.append((state.released_by, state.released, pipe,
+                                    max(until, core.pipe_free.get(pipe, until)), loc))
+        state.holder, state.held_at = pipe, loc
+    else:
+        if state.holder != pipe:
+            held = f"held by {state.holder}" if state.holder else "not held"
+            core.launch.findings.report(
+                "mutex-misuse", f"mutex {rec.mutex_id} unlocked on {pipe} but {held}", loc,
+                hint=core.launch.hint("mutex-unlock"), core=core.core_id)
+        state.holder = None
+        state.released = core.pipe_ready(pipe)
+        state.released_by = pipe
+    notify(core.launch, "on_mutex", core, rec.action, pipe, rec.mutex_id)
+
+
+EXECUTORS = {Mutex: execute_mutex, SetFlag: execute_set_flag, WaitFlag: execute_wait_flag,
              PipeBarrier: execute_barrier, CrossCoreSet: execute_cross_core_set,
              CrossCoreWait: execute_cross_core_wait, CoreBarrier: execute_core_barrier,
              Handoff: execute_handoff, Request: execute_request, GateOp: execute_gate}

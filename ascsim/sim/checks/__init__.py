@@ -98,6 +98,9 @@ class KernelChecks:
     def on_wait_flag(self, core, src, dst, event_id, loc, set_loc=None) -> None:
         self.clocks_of(core.core_id).wait_flag(src, dst, event_id)
 
+    def on_mutex(self, core, action: str, pipe: str, mutex_id: int) -> None:
+        self.clocks_of(core.core_id).mutex(action, pipe, mutex_id)
+
     def on_barrier(self, core, pipe, loc) -> None:
         self.clocks_of(core.core_id).barrier(pipe)
 

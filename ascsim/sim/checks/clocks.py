@@ -104,6 +104,15 @@ class CoreClocks:
         if pending:
             self.join_into(PIPE_INDEX[dst], pending.popleft())
 
+    def mutex(self, action: str, pipe: str, mutex_id: int) -> None:
+        """A buffer token given back carries the releasing pipe's clock to its next holder."""
+        if action == "unlock":
+            self.flags[("mutex", mutex_id)] = self.snapshot(PIPE_INDEX[pipe])
+        else:
+            released = self.flags.get(("mutex", mutex_id))
+            if released is not None:
+                self.join_into(PIPE_INDEX[pipe], released)
+
     def barrier(self, pipe: str) -> None:
         if pipe != "ALL":
             return  # one pipe is already in order with itself

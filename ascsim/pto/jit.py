@@ -1,0 +1,347 @@
+"""``@pl.jit``: PyPTO Pro kernels and their launch, ``kernel[stream, block_dim](...)``.
+
+A launch binds and checks the arguments as PyPTO Pro does (tensor dtypes, ranks and fixed
+dimensions; scalar kinds; the tiling key and datatype dictionaries), places the tensors in GM,
+and runs the kernel's rewritten body (:mod:`ascsim.pto.parse`) on every core of the launch: the
+AIV of each block for a vector-only kernel, the AIC for a cube-only one, one AIC and two AIVs per
+block for a kernel with both sections (MIX). Errors PyPTO Pro reports when it compiles a kernel
+surface here as its ``ParserSyntaxError``, at the same launch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+from dataclasses import replace
+
+import numpy as np
+
+from ascsim.pto import parse
+from ascsim.pto.dtypes import TORCH_NAMES, TYPES, DataType
+from ascsim.pto.errors import ParserError, ParserSyntaxError
+from ascsim.pto.hints import PTO_HINTS
+from ascsim.pto.ops.sync import AUTO_MUTEX
+from ascsim.pto.platform import require_pto_soc
+from ascsim.pto.tensor import GmTensor, contiguous_strides
+from ascsim.pto.typing import PtrSpec, TensorSpec
+from ascsim.session import SESSION
+from ascsim.sim.host import HostArgument, is_torch_tensor
+from ascsim.sim.launch import Launch, LaunchConfig, fewer_collections
+from ascsim.sim.memory import DeviceMemory
+from ascsim.sim.report import KernelReport
+from ascsim.sim.scheduler import current_core, in_kernel
+
+JIT_OPTIONS = ("target", "arch", "auto_mutex", "name", "pipeline", "tiling_key", "datatype",
+               "compile_timeout")
+ARCHES = (None, "auto", "a2", "a3", "a5")
+
+
+def _section(kind: str) -> bool:
+    return current_core().kind == ("AIC" if kind == "cube" else "AIV")
+
+
+def _tick() -> None:
+    current_core().loop_iteration()
+
+
+def _annotation(fn, value):
+    if isinstance(value, str):
+        try:
+            return eval(value, fn.__globals__)  # noqa: S307 - the user's own annotation
+        except Exception:  # noqa: BLE001 - an annotation PyPTO Pro does not use
+            return None
+    return value
+
+
+def _is_param_spec(value) -> bool:
+    return isinstance(value, (TensorSpec, PtrSpec, DataType))
+
+
+class Inliner:
+    """``__pto_call__`` of one launch: a plain helper called by bare name runs rewritten
+    (sections, loops), with the launch's bound names; anything else is called as it is."""
+
+    _compiled: dict = {}  # helper function -> its rewritten factory (per bound-name set)
+
+    def __init__(self, helpers: dict, bound: dict):
+        self.helpers = helpers
+        self.bound = bound
+        self.instances: dict = {}
+
+    def __call__(self, target):
+        if not parse.is_inlinable(target):
+            return target
+        inst = self.instances.get(target)
+        if inst is None:
+            names = (*self.helpers, *self.bound)
+            factory = self._compiled.get((target, names))
+            if factory is None:
+                factory = self._compiled[(target, names)] = parse.rewrite(
+                    target, names, is_kernel=False)
+            inst = self.instances[target] = factory(**self.helpers, **self.bound)
+        return inst
+
+
+class PtoKernel:
+    """A function decorated with ``@pl.jit``."""
+
+    def __init__(self, fn, options: dict):
+        unknown = sorted(set(options) - set(JIT_OPTIONS))
+        if unknown:
+            raise TypeError(f"jit() got unexpected keyword argument(s) {unknown}")
+        arch = options.get("arch")
+        if arch not in ARCHES:
+            raise ValueError(f"Unsupported arch: {arch!r}, expected one of 'a2', 'a3', 'a5'")
+        self.fn = fn
+        self.name = options.get("name") or fn.__name__
+        self.auto_mutex = bool(options.get("auto_mutex", True))
+        self.tiling_key = options.get("tiling_key")
+        self.datatype = dict(options.get("datatype") or {})
+        self.signature = inspect.signature(fn)
+        self.specs = {name: _annotation(fn, p.annotation)
+                      for name, p in self.signature.parameters.items()}
+        self.key_fields = _key_fields(self.tiling_key, self.signature, fn)
+        self._factories: dict = {}
+        self._kind: str | None = None
+        functools.update_wrapper(self, fn)
+
+    # ------------------------------------------------------------------ launching
+    def __getitem__(self, key) -> _Launch:
+        items = key if isinstance(key, tuple) else (key,)
+        if len(items) == 1:
+            stream, block_dim, rest = None, items[0], ()
+        else:
+            stream, block_dim, *rest = items
+        if isinstance(block_dim, bool) or not isinstance(block_dim, (int, np.integer)) \
+                or block_dim <= 0:
+            raise ValueError(f"block_dim must be a positive int, got {block_dim!r}")
+        tiling, dtypes = None, None
+        for extra in rest:
+            if not isinstance(extra, dict):
+                raise ValueError(f"launch options must be dicts, got {type(extra).__name__}")
+            if extra and all(isinstance(v, DataType) for v in extra.values()) and \
+                    set(extra) <= set(self.datatype):
+                dtypes = extra
+            else:
+                tiling = extra
+        return _Launch(self, int(block_dim), stream, tiling, dtypes)
+
+    def __call__(self, *args, **kwargs):
+        if in_kernel():
+            raise RuntimeError(f"kernel {self.name!r} cannot be called from a kernel")
+        if self.tiling_key is not None or self.datatype:
+            raise ValueError(f"kernel {self.name!r} has a tiling key or datatype map: launch "
+                             "it as kernel[stream, block_dim, {...}](...)")
+        return _Launch(self, 1, None, None, None)(*args, **kwargs)
+
+    def kind(self) -> str:
+        if self._kind is None:
+            sections = parse.sections_used(self.fn)
+            self._kind = ("MIX" if sections == {"cube", "vector"} or not sections else
+                          "AIC_ONLY" if sections == {"cube"} else "AIV_ONLY")
+        return self._kind
+
+    def body(self, helpers: dict, bound: dict):
+        """The rewritten kernel with this launch's helpers and bound names."""
+        names = (*helpers, *bound)
+        factory = self._factories.get(names)
+        if factory is None:
+            factory = self._factories[names] = parse.rewrite(self.fn, names)
+        return factory(**helpers, **bound)
+
+    def __repr__(self) -> str:
+        return f"<pl.jit kernel {self.name}>"
+
+
+def _key_fields(tiling_key, signature, fn) -> dict:
+    """The tiling key's fields (name -> TilingKeyField), checked at decoration."""
+    if tiling_key is None:
+        return {}
+    from ascsim.pto.runtime.tilingkey import TilingKeyField
+
+    fields = {name: value for name, value in vars(tiling_key).items()
+              if isinstance(value, TilingKeyField)}
+    if not fields:
+        raise ValueError(f"tiling_key {tiling_key.__name__} has no TilingKeyField attributes")
+    if sum(f.bits for f in fields.values()) > 64:
+        raise ValueError("a tiling key holds at most 64 bits")
+    for name in fields:
+        if name in signature.parameters or name in fn.__globals__:
+            raise ValueError(f"tiling key field {name!r} collides with a kernel parameter or "
+                             "a module-level name")
+    return fields
+
+
+class _Launch:
+    def __init__(self, kernel: PtoKernel, block_dim: int, stream, tiling, dtypes):
+        self.kernel = kernel
+        self.block_dim = block_dim
+        self.stream = stream
+        self.tiling = tiling
+        self.dtypes = dtypes
+
+    def _bound_names(self) -> dict:
+        kernel = self.kernel
+        bound: dict = {}
+        if kernel.key_fields:
+            if self.tiling is None:
+                raise ValueError(f"kernel {kernel.name!r} needs a tiling key dict at launch")
+            if set(self.tiling) != set(kernel.key_fields):
+                raise ValueError(f"tiling key {sorted(self.tiling)} must name exactly the "
+                                 f"fields {sorted(kernel.key_fields)}")
+            for name, field in kernel.key_fields.items():
+                value = self.tiling[name]
+                if value not in field.values:
+                    raise ValueError(f"tiling key field {name}={value!r} is not one of "
+                                     f"{list(field.values)}")
+                bound[name] = value
+            key_tuple = tuple(self.tiling[n] for n in kernel.key_fields)
+            check = getattr(kernel.tiling_key, "is_valid", None)
+            if check is not None and not check(kernel.tiling_key, key_tuple):
+                raise ValueError(f"tiling key {self.tiling} is not a valid combination")
+        if kernel.datatype:
+            if not self.dtypes:
+                raise ValueError(f"kernel {kernel.name!r} needs a datatype dict at launch")
+            for param, var in kernel.datatype.items():
+                value = self.dtypes.get(param)
+                if not isinstance(value, DataType):
+                    raise ValueError(f"datatype of parameter {param!r} missing at launch")
+                if var in bound and bound[var] != value:
+                    raise ValueError(f"parameters mapped to {var!r} have different datatypes")
+                bound[var] = value
+        return bound
+
+    def __call__(self, *args, **kwargs) -> KernelReport:
+        kernel = self.kernel
+        soc = require_pto_soc()
+        try:
+            call = kernel.signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"kernel {kernel.name}: {exc}") from None
+        call.apply_defaults()
+        bound = self._bound_names()
+        memory = DeviceMemory()
+        hosts: list[HostArgument] = []
+        values = {name: _convert(name, value, kernel.specs.get(name), bound, memory, hosts,
+                                 kernel.datatype)
+                  for name, value in call.arguments.items()}
+        session = SESSION
+        options = session.launch_options()
+        config = LaunchConfig(kernel=kernel.name, soc=soc, block_num=self.block_dim,
+                              kind=kernel.kind())
+        launch = Launch(config, memory, replace(options, hints=PTO_HINTS))
+        launch.shared[AUTO_MUTEX] = kernel.auto_mutex
+        helpers = {parse.SECTION: _section, parse.TICK: _tick}
+        inliner = Inliner(dict(helpers), bound)
+        helpers[parse.CALL] = inliner.helpers[parse.CALL] = inliner
+        body = kernel.body(helpers, bound)
+
+        def per_core(core):
+            body(**values)
+
+        with fewer_collections():
+            try:
+                report = launch.run(per_core)
+            except ParserError:
+                session.record(launch.partial_report(), launch)
+                raise
+            except (ValueError, TypeError) as exc:
+                session.record(launch.partial_report(), launch)
+                raise ParserSyntaxError(f"Failed to parse kernel function '{kernel.name}': "
+                                        f"{type(exc).__name__}: {exc}") from exc
+            except BaseException:
+                session.record(launch.partial_report(), launch)
+                raise
+            if launch.values:
+                for host in hosts:
+                    host.copy_back()
+            session.record(report, launch)
+            if not options.keep:
+                memory.release()
+                launch.release()
+        return report
+
+
+def _convert(name, value, spec, bound, memory, hosts, datatype_map):
+    """A launch argument as the kernel sees it, checked against its annotation."""
+    if isinstance(spec, TensorSpec) or isinstance(spec, PtrSpec):
+        if value is None:
+            return None
+        if not is_torch_tensor(value):
+            raise TypeError(f"argument {name!r} must be a torch.Tensor, got "
+                            f"{type(value).__name__}")
+        dtype = spec.dtype
+        if datatype_map.get(name) is not None:
+            dtype = bound[datatype_map[name]]
+        if isinstance(dtype, str):
+            dtype = bound.get(dtype, dtype)
+        expected = TORCH_NAMES.get(getattr(dtype, "name", ""))
+        actual = str(value.dtype).replace("torch.", "")
+        if expected is not None and actual != expected:
+            raise TypeError(f"argument {name!r}: expected dtype torch.{expected} for "
+                            f"{dtype!r}, got torch.{actual}")
+        shape = tuple(value.shape)
+        if isinstance(spec, TensorSpec):
+            _check_dims(name, spec.dims, shape)
+        host = HostArgument(name, value, memory)
+        hosts.append(host)
+        if isinstance(spec, PtrSpec):
+            from ascsim.pto.tensor import GmPointer
+
+            return GmPointer(host.buffer, 0, dtype)
+        layout = spec.layout
+        return GmTensor(host.buffer, 0, shape, contiguous_strides(shape), dtype, layout, name)
+    if isinstance(spec, DataType):
+        if spec.kind == "float":
+            if isinstance(value, bool) or not isinstance(value, (float, np.floating)):
+                raise TypeError(f"argument {name!r} is {spec!r}: pass a float, got "
+                                f"{type(value).__name__}")
+            return float(np.float32(value)) if spec.name == "FP32" else float(value)
+        if spec.kind == "bool":
+            return bool(value)
+        if isinstance(value, float):
+            raise TypeError(f"argument {name!r} is {spec!r}: pass an int, got float")
+        return int(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.replace(value)
+    return value
+
+
+def _check_dims(name: str, dims: tuple, shape: tuple) -> None:
+    from ascsim.pto.typing import DYNAMIC, STATIC
+
+    if dims and dims[-1] is Ellipsis:
+        fixed = dims[:-1]
+        if len(shape) < len(fixed):
+            raise TypeError(f"argument {name!r}: rank {len(shape)} is below {len(fixed)}")
+    else:
+        fixed = dims
+        if len(shape) != len(dims):
+            raise TypeError(f"argument {name!r}: expected rank {len(dims)}, got {len(shape)}")
+    for axis, (want, got) in enumerate(zip(fixed, shape)):
+        if want is DYNAMIC or want is STATIC:
+            continue
+        if isinstance(want, int) and want != got:
+            raise TypeError(f"argument {name!r}: dimension {axis} must be {want}, got {got}")
+
+
+def jit(fn=None, /, **options):
+    """``@pl.jit`` or ``@pl.jit(option=value, ...)``."""
+    def decorate(f):
+        specs = [_annotation(f, p.annotation) for p in inspect.signature(f).parameters.values()]
+        if not any(_is_param_spec(s) for s in specs):
+            return f  # not a tile kernel: PyPTO Pro passes it through
+        return PtoKernel(f, options)
+
+    if fn is not None:
+        if options or not callable(fn):
+            raise TypeError("use @pl.jit or @pl.jit(option=value, ...)")
+        return decorate(fn)
+    unknown = sorted(set(options) - set(JIT_OPTIONS))
+    if unknown:
+        raise TypeError(f"jit() got unexpected keyword argument(s) {unknown}")
+    return decorate
+
+
+__all__ = ["PtoKernel", "jit", "TYPES"]

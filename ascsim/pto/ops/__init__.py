@@ -1,0 +1,1 @@
+"""PyPTO Pro's tile operations, each mapped onto instruction records (:mod:`ascsim.isa`)."""

@@ -1,0 +1,209 @@
+"""Data movement between GM and tiles, and between tiles: ``load``, ``store``, ``move``.
+
+Each call becomes one copy record whose path (``GM->UB``, ``GM->L1``, ``UB->GM``, ``L1->L0A``,
+``L0C->GM`` ...) the machine prices and executes. Only the tile's *valid* window moves. A
+row-major window becomes a :class:`~ascsim.isa.Copy` of row bursts; a window into or out of a
+fractal layout becomes an :class:`~ascsim.isa.IndexedCopy` (element index arrays); an Acc
+source becomes a :class:`~ascsim.isa.FixPipe` (type conversion, ReLU).
+
+A load into a fractal tile (``Mat``) rounds the window up to whole fractals and zero-fills the
+rounding, as the DMA's ND->NZ conversion fills the blocks a row ends in; the cube then reads
+whole fractals of written bytes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ascsim.isa import Bursts, Copy, FixPipe, IndexedCopy, KernelError
+from ascsim.pto.enums import ATOMIC_RULES, AtomicType, MemorySpace, ReluPreMode, TensorLayout
+from ascsim.pto.ops.common import current_core, expect_space, expect_tile, user_location
+from ascsim.pto.tensor import GmTensor
+from ascsim.pto.tile import Tile
+
+FRACTAL_SPACES = (MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc)
+
+
+def _round_up(x: int, m: int) -> int:
+    return -(-x // m) * m
+
+
+# ----------------------------------------------------------------------- GM side of a copy
+def _axes(tensor: GmTensor, order, op: str, loc) -> tuple[int | None, int]:
+    """Tensor axes the tile's rows and columns run along (rows None: a 1-D tensor)."""
+    ndim = tensor.ndim
+    if order is None:
+        return (ndim - 2 if ndim >= 2 else None), ndim - 1
+    axes = [int(a) + ndim if int(a) < 0 else int(a) for a in order]
+    if len(axes) != 2 or len(set(axes)) != 2 or not all(0 <= a < ndim for a in axes):
+        raise ValueError(f"{op}: order {list(order)} must name two distinct axes of the "
+                         f"{ndim}-D tensor ({loc[0]}:{loc[1]})")
+    return axes[0], axes[1]
+
+
+def _base(tensor: GmTensor, offsets, op: str, loc) -> int:
+    """Element offset (in the allocation) of the window's first element."""
+    offsets = list(offsets)
+    if len(offsets) != tensor.ndim:
+        raise ValueError(f"{op}: {len(offsets)} offsets for a {tensor.ndim}-D tensor "
+                         f"({loc[0]}:{loc[1]})")
+    base = tensor.offset
+    for axis, (o, s) in enumerate(zip(offsets, tensor.strides)):
+        o = int(o)
+        if o < 0:
+            raise ValueError(f"{op}: offset {o} on axis {axis} is negative ({loc[0]}:{loc[1]})")
+        base += o * s
+    return base
+
+
+def _gm_region(tensor: GmTensor):
+    region = tensor.region()
+    return region._replace(offset=0, count=region.count + tensor.offset)
+
+
+def _gm_index(base: int, rows: int, cols: int, row_stride: int, col_stride: int) -> np.ndarray:
+    r = np.arange(rows, dtype=np.int64)[:, None] * row_stride
+    c = np.arange(cols, dtype=np.int64)[None, :] * col_stride
+    return base + r + c
+
+
+def _fractal_window(tile: Tile, rows: int, cols: int) -> tuple[int, int]:
+    """``rows x cols`` rounded up to whole fractals of the tile (within its frame)."""
+    if tile.space not in FRACTAL_SPACES or tile.layout in (TensorLayout.ND, TensorLayout.DN):
+        return rows, cols
+    frame = tile.frame
+    return (min(_round_up(rows, frame.frac_rows), frame.rows - tile.origin[0]),
+            min(_round_up(cols, frame.frac_cols), frame.cols - tile.origin[1]))
+
+
+# ----------------------------------------------------------------------- load
+def load(dst, src, offsets, *, order=None):
+    """``pl.load(dst_tile, src_tensor, offsets, *, order=None)``: GM -> Vec / Mat (MTE2)."""
+    loc = user_location()
+    _load(dst, src, offsets, order, "load", loc)
+
+
+def load_tile(dst, src, tile_offsets, *, order=None):
+    """``pl.load_tile``: ``load`` with the two tile axes' offsets counted in tiles."""
+    loc = user_location()
+    _load(dst, src, _tile_offsets(dst, src, tile_offsets, order, "load_tile", loc), order,
+          "load_tile", loc)
+
+
+def _tile_offsets(tile, tensor, tile_offsets, order, op, loc) -> list[int]:
+    tile = expect_tile(tile, op, "the tile", loc)
+    rows_axis, cols_axis = _axes(tensor, order, op, loc)
+    out = [int(o) for o in tile_offsets]
+    if rows_axis is not None:
+        out[rows_axis] *= tile.shape[0]
+    out[cols_axis] *= tile.shape[1]
+    return out
+
+
+def _load(dst, src, offsets, order, op, loc) -> None:
+    dst = expect_tile(dst, op, "dst", loc)
+    if not isinstance(src, GmTensor):
+        raise ValueError(f"{op}: src must be a GM tensor, got {type(src).__name__} "
+                         f"({loc[0]}:{loc[1]})")
+    expect_space(dst, (MemorySpace.Vec, MemorySpace.Mat), op, "dst", loc)
+    rows_axis, cols_axis = _axes(src, order, op, loc)
+    base = _base(src, offsets, op, loc)
+    rows, cols = dst.valid
+    row_stride = src.strides[rows_axis] if rows_axis is not None else 0
+    col_stride = src.strides[cols_axis]
+    size = dst.np_dtype.itemsize
+    core = current_core()
+    if rows == 0 or cols == 0:
+        return
+    if col_stride == 1 and dst.layout == TensorLayout.ND and dst.space == MemorySpace.Vec:
+        first = int(dst.offsets(1, 1)[0, 0])
+        pitch = dst.frame.cols * size
+        if rows == 1 or row_stride * size >= cols * size:
+            bursts = Bursts(base * size, first * size, cols * size, max(row_stride * size,
+                            cols * size), pitch, rows)
+            core.execute(Copy(_gm_region(src), dst.region(), bursts, loc, op))
+            return
+    wrows, wcols = _fractal_window(dst, rows, cols)
+    src_index = _gm_index(base, rows, cols, row_stride, col_stride)
+    if (wrows, wcols) != (rows, cols):
+        padded = np.full((wrows, wcols), -1, dtype=np.int64)
+        padded[:rows, :cols] = src_index
+        src_index = padded
+    dst_index = dst.offsets(wrows, wcols)
+    transposed = rows_axis is not None and rows_axis > cols_axis
+    core.execute(IndexedCopy(_gm_region(src), dst.region(), src_index.reshape(-1),
+                             dst_index.reshape(-1), rows * cols * size,
+                             cols if transposed else rows, loc, op,
+                             gm_rows=None if transposed else (base, cols)))
+
+
+# ----------------------------------------------------------------------- store
+def store(dst, src, offsets, *, relu_pre_mode=None, scale=None, order=None,
+          atomic=AtomicType.AtomicNone, phase=None):
+    """``pl.store(dst_tensor, src_tile, offsets, ...)``: Vec -> GM (MTE3) or Acc -> GM (FIX)."""
+    loc = user_location()
+    _store(dst, src, offsets, relu_pre_mode, scale, order, atomic, phase, "store", loc)
+
+
+def store_tile(dst, src, tile_offsets, *, relu_pre_mode=None, scale=None, order=None,
+               atomic=AtomicType.AtomicNone, phase=None):
+    """``pl.store_tile``: ``store`` with the two tile axes' offsets counted in tiles."""
+    loc = user_location()
+    _store(dst, src, _tile_offsets(src, dst, tile_offsets, order, "store_tile", loc),
+           relu_pre_mode, scale, order, atomic, phase, "store_tile", loc)
+
+
+def _store(dst, src, offsets, relu_pre_mode, scale, order, atomic, phase, op, loc) -> None:
+    src = expect_tile(src, op, "src", loc)
+    if not isinstance(dst, GmTensor):
+        raise ValueError(f"{op}: dst must be a GM tensor, got {type(dst).__name__} "
+                         f"({loc[0]}:{loc[1]})")
+    expect_space(src, (MemorySpace.Vec, MemorySpace.Acc), op, "src", loc)
+    rows_axis, cols_axis = _axes(dst, order, op, loc)
+    if rows_axis is not None and rows_axis > cols_axis:
+        raise ValueError(f"{op}: order must be ascending ({loc[0]}:{loc[1]})")
+    base = _base(dst, offsets, op, loc)
+    rows, cols = src.valid
+    if rows == 0 or cols == 0:
+        return
+    row_stride = dst.strides[rows_axis] if rows_axis is not None else 0
+    rule = ATOMIC_RULES[AtomicType(atomic)]
+    core = current_core()
+    if src.space == MemorySpace.Acc:
+        store_from_acc(core, dst, src, base, rows, cols, row_stride, relu_pre_mode, scale,
+                       rule, phase, op, loc)
+        return
+    if src.dtype != dst.dtype:
+        raise ValueError(f"{op}: a Vec tile of {src.dtype!r} cannot be stored into a tensor of "
+                         f"{dst.dtype!r} ({loc[0]}:{loc[1]})")
+    size = src.np_dtype.itemsize
+    if src.layout == TensorLayout.ND and dst.strides[cols_axis] == 1 and (
+            rows == 1 or row_stride >= cols):
+        first = int(src.offsets(1, 1)[0, 0])
+        bursts = Bursts(first * size, base * size, cols * size, src.frame.cols * size,
+                        max(row_stride, cols) * size, rows)
+        core.execute(Copy(src.region(), _gm_region(dst), bursts, loc, op, atomic=rule))
+        return
+    gm_index = _gm_index(base, rows, cols, row_stride, dst.strides[cols_axis])
+    core.execute(IndexedCopy(src.region(), _gm_region(dst), src.offsets(rows, cols).reshape(-1),
+                             gm_index.reshape(-1), rows * cols * size, rows, loc, op))
+
+
+def store_from_acc(core, dst: GmTensor, src: Tile, base: int, rows: int, cols: int,
+                   row_stride: int, relu_pre_mode, scale, rule, phase, op, loc) -> None:
+    """Acc -> GM through the fixpipe: the accumulator's NZ fractals to row-major GM rows,
+    converted to the tensor's type (and ReLU'd)."""
+    if scale is not None:
+        raise KernelError(f"{op}: quantising stores (scale=) are not supported", loc)
+    if rule is not None:
+        raise KernelError(f"{op}: atomic stores from an Acc tile are not supported", loc)
+    start = int(src.offsets(1, 1)[0, 0])
+    acc = src.region().at(start)
+    gm = _gm_region(dst).at(base)
+    relu = relu_pre_mode is not None and ReluPreMode(relu_pre_mode) == ReluPreMode.NormalRelu
+    core.execute(FixPipe(gm, rows, cols, loc, src=acc, src_stride=src.frame.rows,
+                         dst_stride=row_stride, layout="ND", relu=relu,
+                         convert=src.dtype != dst.dtype, op=op))
+
+
+OPS = {"load": load, "load_tile": load_tile, "store": store, "store_tile": store_tile}

@@ -1,0 +1,5 @@
+"""``pypto_pro.runtime.jit``."""
+
+from ascsim.pto.jit import PtoKernel, jit
+
+__all__ = ["PtoKernel", "jit"]
