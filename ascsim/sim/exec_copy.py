@@ -26,6 +26,7 @@ from ascsim.sim.views import (
     raw_bytes,
     span,
     view,
+    write_back,
     write_rows,
 )
 
@@ -87,8 +88,9 @@ def execute_copy(core, rec: Copy):
         s_lo, s_hi = bursts.hull(0)
         d_lo, d_hi = bursts.hull(1)
         if values:
-            _move_bursts(raw_bytes(core, dst, d_lo, d_hi, loc),
-                         raw_bytes(core, src, s_lo, s_hi, loc), bursts)
+            written = raw_bytes(core, dst, d_lo, d_hi, loc)
+            _move_bursts(written, raw_bytes(core, src, s_lo, s_hi, loc), bursts)
+            write_back(dst, d_lo, written)
         else:
             check_bytes(core, dst, d_lo, d_hi, loc)
             check_bytes(core, src, s_lo, s_hi, loc)
