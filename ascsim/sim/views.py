@@ -7,8 +7,8 @@ the allocation's padding is a ``gm-out-of-bounds`` finding too: as on the device
 whatever lies at those addresses (the next allocation's bytes, the fill byte past all of
 them), and the bytes of a write that lie there are dropped -- it never changes another
 allocation behind the kernel's back, while its bytes within the allocation are stored. Gates
-(the buffer hand-over of queue slots, :class:`ascsim.sim.sync.Gate`) order the instructions that touch a
-gated region; :func:`gates_ready` and :func:`gates_done` apply them.
+(the buffer hand-over of queue slots, :class:`ascsim.sim.sync.Gate`) order the instructions
+that touch a gated region; :func:`gates_ready` and :func:`gates_done` apply them.
 """
 
 from __future__ import annotations
