@@ -37,6 +37,7 @@ class QueueSlot:
     """One buffer of a queue: where it is, its state in the queue protocol, and its gate."""
 
     __slots__ = ("queue", "index", "addr", "nbytes", "state", "gate", "alloc_loc")
+    auto = False  # not a LocalTensorAuto's buffer (see ascsim.asc.auto_tensor)
 
     def __init__(self, queue, index: int, addr: int, nbytes: int, gate: Gate):
         self.queue = queue
@@ -295,6 +296,7 @@ class TBufSlot:
     to no queue and is never handed over: its gate never orders anything."""
 
     __slots__ = ("gate",)
+    auto = False
     queue = None
     state = "allocated"
 

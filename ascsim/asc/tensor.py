@@ -255,6 +255,8 @@ class LocalTensor:
         if self.mem is None:
             self._require_bound()
         slot = self.slot
+        if slot is not None and slot.auto:
+            slot.before_use()  # a LocalTensorAuto: ordered after its previous use
         return region_of((self.mem, self.addr, self.length if count is None else count,
                           self.dtype.np_dtype, self.alloc_end,
                           None if slot is None else slot.gate,
