@@ -40,6 +40,12 @@ from ascsim.asc.basic.sysvar import (
     property,
     trap,
 )
+from ascsim.asc.basic.transpose import (
+    TransDataTo5HDParams,
+    TransposeParamsExt,
+    trans_data_to_5hd,
+    transpose,
+)
 from ascsim.asc.basic.vector import OPS as _VECTOR_OPS
 from ascsim.asc.dtypes import *  # noqa: F403
 from ascsim.asc.dtypes import DataType

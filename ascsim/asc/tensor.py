@@ -197,7 +197,13 @@ class LocalTensor:
         return self.length * self.dtype.sizeof()
 
     def get_phy_addr(self, offset: int = 0) -> int:
-        return self.addr + offset * self.dtype.sizeof()
+        address = self.addr + int(offset) * self.dtype.sizeof()
+        # Instructions that take bare addresses (TransDataTo5HD's address lists) type them by
+        # the tensor they came from, as pyasc's code generator does.
+        core = current_core()
+        core.launch.shared.setdefault("phy_addr_types", {}).setdefault(
+            core.core_id, {})[address] = self.dtype
+        return address
 
     def get_position(self) -> TPosition:
         return self.position

@@ -213,8 +213,9 @@ def execute_scalar_load(core, rec: ScalarLoad):
     if src.mem.space == "GM":
         core.scalar_work(core.timing.gm_read_latency_cycles)  # the scalar unit stalls
         return view(core, src, 0, 1, loc)[0]
-    core.issue("S", rec.op, core.timing.scalar_ld_st_cycles, 0, loc, reads=(src.access(0, 1),),
-               ready=gates_ready((src,)), record=rec)
+    instr = core.issue("S", rec.op, core.timing.scalar_ld_st_cycles, 0, loc,
+                       reads=(src.access(0, 1),), ready=gates_ready((src,)), record=rec)
+    core.block_pipe("S", instr.end)  # the scalar unit itself does the load: it goes on after
     return view(core, src, 0, 1, loc)[0].item()
 
 
@@ -223,8 +224,9 @@ def execute_scalar_store(core, rec: ScalarStore):
     if dst.mem.space == "GM":
         core.scalar_work(core.timing.gm_write_latency_cycles)
     else:
-        core.issue("S", rec.op, core.timing.scalar_ld_st_cycles, 0, loc,
-                   writes=(dst.access(0, 1),), ready=gates_ready((dst,)), record=rec)
+        instr = core.issue("S", rec.op, core.timing.scalar_ld_st_cycles, 0, loc,
+                           writes=(dst.access(0, 1),), ready=gates_ready((dst,)), record=rec)
+        core.block_pipe("S", instr.end)
     view(core, dst, 0, 1, loc)[0] = rec.value
 
 
