@@ -95,3 +95,18 @@ def test_struct_field_errors_name_the_problem():
 
 def test_data_type_by_name():
     assert asc.DataType("int32") == asc.int32 and asc.DataType("int32").sizeof() == 4
+
+
+@asc.jit
+def _struct_in_kernel(out: asc.GlobalAddress):
+    g = asc.GlobalTensor()
+    g.set_global_buffer(out)
+    block = _Block(length=10)
+    g.set_value(0, block.length.ceildiv(4))  # fields of a kernel-built struct are runtime ints
+
+
+def test_a_struct_built_in_a_kernel_reads_runtime_ints():
+    out = np.zeros(1, np.int32)
+    _struct_in_kernel[1](out)
+    assert out[0] == 3
+    assert type(_Block(length=10).length) is int  # on the host: plain ints

@@ -12,6 +12,9 @@ from __future__ import annotations
 import ctypes
 from typing import ClassVar
 
+from ascsim.asc.values import RuntimeInt
+from ascsim.sim.scheduler import in_kernel
+
 _CTYPES = {
     "int8": ctypes.c_int8,
     "int16": ctypes.c_int16,
@@ -111,7 +114,10 @@ class Struct:
             nested = self._nested.get(name)
             if nested is not None:
                 return nested._over(getattr(self._c, name))
-            return getattr(self._c, name)
+            value = getattr(self._c, name)
+            if type(value) is int and in_kernel():
+                return RuntimeInt(value)  # a struct built in a kernel holds runtime values
+            return value
         raise AttributeError(f"{type(self).__name__} has no field {name!r}")
 
     def __setattr__(self, name, value):
