@@ -10,12 +10,18 @@ from ascsim.asc.adv.matmul_config import *  # noqa: F403
 from ascsim.asc.adv.matmul_config import __all__ as _MATMUL_CONFIG
 from ascsim.asc.adv.norm import RmsNormTiling, rmsnorm
 from ascsim.asc.adv.quant import QuantConfig, quant
-from ascsim.asc.adv.softmax import SoftmaxConfig, SoftMaxShapeInfo, SoftmaxTiling, softmax_flash_v2
+from ascsim.asc.adv.softmax import (
+    SoftmaxConfig,
+    SoftMaxShapeInfo,
+    SoftmaxTiling,
+    softmax,
+    softmax_flash_v2,
+)
 from ascsim.asc.adv.tiling_structs import TCubeTiling
 
 globals().update(MATH)
 globals().update(BINARY)
 
 __all__ = ["Matmul", "QuantConfig", "RmsNormTiling", "TCubeTiling", "quant", "register_matmul",
-           "rmsnorm", "swiglu", "SoftMaxShapeInfo", "SoftmaxConfig", "SoftmaxTiling",
+           "rmsnorm", "softmax", "swiglu", "SoftMaxShapeInfo", "SoftmaxConfig", "SoftmaxTiling",
            "softmax_flash_v2", *_MATMUL_CONFIG, *MATH, *BINARY]
