@@ -374,6 +374,30 @@ class TBuf:
         return t
 
 
+    # A TBuf is also a queue of depth 0 (Ascend C's TBuf derives from TQueBind<pos, pos, 0, 0>):
+    # allocating hands out the whole buffer, and its producer and consumer are the same pipe,
+    # whose program order already orders them, so enque/deque/free hand nothing over.
+    def alloc_tensor(self, dtype=None) -> LocalTensor:
+        """``TBuf.alloc_tensor(dtype)``: the whole buffer as a tensor (as ``get``)."""
+        return self.get(dtype if dtype is not None else "uint8")
+
+    def enque(self, tensor) -> None:
+        self._require_own(tensor, "enque")
+
+    def deque(self, dtype=None) -> LocalTensor:
+        return self.get(dtype if dtype is not None else "uint8")
+
+    def free_tensor(self, tensor) -> None:
+        self._require_own(tensor, "free_tensor")
+
+    def _require_own(self, tensor, what: str) -> None:
+        loc = user_location()
+        if self.mem is None:
+            raise KernelError(f"TBuf.{what} before pipe.init_buffer(buf=...)", loc)
+        if getattr(tensor, "slot", None) is not self.slot:
+            raise KernelError(f"TBuf.{what}: the tensor is not a view of this TBuf", loc)
+
+
 class TBufPool:
     """``asc.TBufPool``: accepted and carved like a TBuf."""
 
