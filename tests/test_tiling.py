@@ -474,3 +474,12 @@ def test_a_c_block_the_tiler_picks_in_ub_fits_double_buffered(soc_name: str) -> 
     # A base the caller fixes is taken single-buffered (the caller knows its queue depth).
     fixed = compute_matmul_tiling(dataclasses.replace(req, base_m=256, base_n=128), soc)
     assert (fixed["base_m"], fixed["base_n"]) == (256, 128)
+
+
+def test_set_matmul_config_params_returns_nothing_as_canns_void_setter() -> None:
+    mt = host.MatmulApiTiling(host.get_ascendc_platform())
+    mt.set_shape(32, 256, 64)
+    assert mt.set_matmul_config_params(1, False, host.ScheduleType.OUTER_PRODUCT,
+                                       host.MatrixTraverse.FIRSTM) is None
+    assert mt.set_matmul_config_params(host.MatmulConfigParams(
+        1, False, host.ScheduleType.OUTER_PRODUCT, host.MatrixTraverse.FIRSTM, False)) is None
