@@ -9,6 +9,15 @@ from __future__ import annotations
 
 from ascsim.asc import adv  # noqa: F401 - the asc.adv submodule
 from ascsim.asc.auto_tensor import LocalTensorAuto
+from ascsim.asc.basic.atomic import (
+    get_store_atomic_config,
+    set_atomic_add,
+    set_atomic_max,
+    set_atomic_min,
+    set_atomic_none,
+    set_atomic_type,
+    set_store_atomic_config,
+)
 from ascsim.asc.basic.bilinear import bilinear_interpolation
 from ascsim.asc.basic.crosscore import cross_core_set_flag, cross_core_wait_flag, sync_all
 from ascsim.asc.basic.cube import *  # noqa: F403 - load_data, mmad, fixpipe and their params

@@ -17,6 +17,7 @@ from ascsim.isa.instr import Copy, IndexedCopy, ScalarLoad, ScalarStore
 from ascsim.isa.operands import Bursts, Region
 from ascsim.sim.access import ByteRows, strided
 from ascsim.sim.views import (
+    ATOMIC_OPS,
     check_accesses,
     check_alignment,
     check_bytes,
@@ -62,6 +63,27 @@ def _move_bursts(dst_bytes: np.ndarray, src_bytes: np.ndarray, bursts: Bursts) -
         np.ndarray(shape, np.uint8, src_bytes, 0, (bursts.src_pitch, 1)))
 
 
+def _combine_bursts(dst_bytes: np.ndarray, src_bytes: np.ndarray, bursts: Bursts, dtype,
+                    atomic: str, loc) -> None:
+    """An atomic store: each block's elements (of ``dtype``) combined with the destination's by
+    ``atomic`` ("add", "max", "min"), computed in fp32 for floats, rounded once."""
+    size = dtype.itemsize
+    if bursts.width % size or bursts.dst_pitch % size or bursts.src_pitch % size:
+        raise KernelError(f"atomic {atomic}: blocks of {bursts.width} B are not whole "
+                          f"{dtype.name} elements", loc)
+    shape = (bursts.count, bursts.width)
+    dst_rows = np.ndarray(shape, np.uint8, dst_bytes, 0, (bursts.dst_pitch, 1))
+    src_rows = np.ndarray(shape, np.uint8, src_bytes, 0, (bursts.src_pitch, 1))
+    old = np.ascontiguousarray(dst_rows).view(dtype)
+    new = np.ascontiguousarray(src_rows).view(dtype)
+    wide = np.float32 if dtype.kind in "fV" else np.int64
+    with np.errstate(all="ignore"):
+        combined = ATOMIC_OPS[atomic](old.astype(wide), new.astype(wide))
+    if dtype.kind in "iu":  # integer atomics wrap like the integer adder
+        combined = combined.astype(dtype)
+    dst_rows[...] = np.asarray(combined, dtype=dtype).view(np.uint8)
+
+
 def _block_access(region: Region, bursts: Bursts, side: int, lo: int, hi: int) -> tuple:
     first, pitch = bursts.side(side)
     key, base = region.mem.key, region.offset
@@ -89,7 +111,11 @@ def execute_copy(core, rec: Copy):
         d_lo, d_hi = bursts.hull(1)
         if values:
             written = raw_bytes(core, dst, d_lo, d_hi, loc)
-            _move_bursts(written, raw_bytes(core, src, s_lo, s_hi, loc), bursts)
+            if rec.atomic is None:
+                _move_bursts(written, raw_bytes(core, src, s_lo, s_hi, loc), bursts)
+            else:
+                _combine_bursts(written, raw_bytes(core, src, s_lo, s_hi, loc), bursts,
+                                dst.dtype, rec.atomic, loc)
             write_back(dst, d_lo, written)
         else:
             check_bytes(core, dst, d_lo, d_hi, loc)
