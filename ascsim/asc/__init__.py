@@ -41,6 +41,7 @@ from ascsim.asc.basic.special import (
     select,
 )
 from ascsim.asc.basic.sync import data_sync_barrier, pipe_barrier, set_flag, wait_flag
+from ascsim.asc.basic.system import *  # noqa: F403 - cache control, HCCL context, ...
 from ascsim.asc.basic.sysvar import (
     ascend_is_aic,
     ascend_is_aiv,
