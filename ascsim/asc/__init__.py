@@ -64,6 +64,7 @@ from ascsim.asc.basic.transpose import (
     transpose,
 )
 from ascsim.asc.basic.vector import OPS as _VECTOR_OPS
+from ascsim.asc.basic.whole_reduce import whole_reduce_max, whole_reduce_min, whole_reduce_sum
 from ascsim.asc.dtypes import *  # noqa: F403
 from ascsim.asc.dtypes import DataType
 from ascsim.asc.enums import *  # noqa: F403
