@@ -93,3 +93,7 @@ from ascsim.asc.values import GlobalAddress, RuntimeInt, ceildiv
 globals().update(_VECTOR_OPS)
 
 PlainValue = RuntimeInt
+
+# pyasc's ``asc.core`` is its language core package (types, tensors, structs); loaded last, as
+# it re-exports the definitions above.
+from ascsim.asc.language import core  # noqa: E402
