@@ -111,3 +111,20 @@ def test_trans_data_to_5hd_needs_addresses_of_tensors():
 
     with pytest.raises(KernelError, match="did not come from a tensor's get_phy_addr"):
         run_vector(body, x, x)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.int32])
+@pytest.mark.parametrize("blk, rep", [(1, 8), (2, 20)])
+def test_brcb_fills_a_block_per_element(dtype, blk, rep):
+    repeats = 3
+    x = _data(dtype, 8 * repeats, seed=4)
+    per_block = 32 // np.dtype(dtype).itemsize
+    out = np.full((rep * (repeats - 1) + 7 * blk + 1) * per_block, 5, dtype)
+    got, _ = run_vector(lambda d, s: asc.brcb(d, s, repeats, asc.BrcbRepeatParams(blk, rep)),
+                        out, x)
+    expected = out.copy()
+    for r in range(repeats):
+        for i in range(8):
+            block = r * rep + i * blk
+            expected[block * per_block:(block + 1) * per_block] = x[r * 8 + i]
+    np.testing.assert_array_equal(got, expected)

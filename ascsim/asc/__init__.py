@@ -19,6 +19,7 @@ from ascsim.asc.basic.atomic import (
     set_store_atomic_config,
 )
 from ascsim.asc.basic.bilinear import bilinear_interpolation
+from ascsim.asc.basic.brcb import brcb
 from ascsim.asc.basic.crosscore import cross_core_set_flag, cross_core_wait_flag, sync_all
 from ascsim.asc.basic.cube import *  # noqa: F403 - load_data, mmad, fixpipe and their params
 from ascsim.asc.basic.data_copy import data_copy, data_copy_pad
