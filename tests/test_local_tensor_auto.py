@@ -66,3 +66,44 @@ def _overfull(x: asc.GlobalAddress):
 def test_a_tensor_larger_than_ub_is_refused():
     with pytest.raises(KernelError, match="LocalTensorAuto needs 4194304 B of UB"):
         _overfull[1](np.zeros(8, np.float32))
+
+
+@asc.jit
+def _allocator(x: asc.GlobalAddress, y: asc.GlobalAddress, addrs: asc.GlobalAddress):
+    allocator = asc.LocalMemAllocator(asc.Hardware.UB)
+    ga, gy, gaddr = asc.GlobalTensor(), asc.GlobalTensor(), asc.GlobalTensor()
+    ga.set_global_buffer(x)
+    gy.set_global_buffer(y)
+    gaddr.set_global_buffer(addrs)
+    a = allocator.alloc(asc.TPosition.VECIN, asc.float32, 22)  # 88 B, rounded up to 96 B
+    gaddr.set_value(0, allocator.get_cur_addr())
+    b = allocator.alloc(asc.TPosition.VECOUT, asc.float32, 24)
+    gaddr.set_value(1, allocator.get_cur_addr())
+    gaddr.set_value(2, b.get_phy_addr())
+    asc.data_copy(a, ga, count=16)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.adds(b, a, 1.0, 16)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.data_copy(gy, b, count=16)
+
+
+def test_local_mem_allocator_places_tensors_one_after_another():
+    x = np.arange(16, dtype=np.float32)
+    y = np.zeros(16, np.float32)
+    addrs = np.zeros(3, np.int32)
+    report = _allocator[1](x, y, addrs)
+    assert addrs.tolist() == [96, 192, 96]
+    np.testing.assert_array_equal(y, x + 1)
+    assert report.findings == []
+
+
+@asc.jit
+def _allocator_overflow(x: asc.GlobalAddress):
+    allocator = asc.LocalMemAllocator()
+    allocator.alloc(asc.TPosition.VECCALC, asc.float32, 40000)
+    allocator.alloc(asc.TPosition.VECCALC, asc.float32, 40000)
+
+
+def test_local_mem_allocator_refuses_to_run_past_the_buffer():
+    with pytest.raises(KernelError, match="run past UB's"):
+        _allocator_overflow[1](np.zeros(8, np.float32))

@@ -86,6 +86,7 @@ from ascsim.asc.language import (
     static_assert,
     static_range,
 )
+from ascsim.asc.local_mem_allocator import LocalMemAllocator
 from ascsim.asc.params import *  # noqa: F403
 from ascsim.asc.struct import Struct
 from ascsim.asc.tensor import GlobalTensor, LocalTensor
