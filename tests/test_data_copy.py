@@ -209,21 +209,28 @@ def _past_padding(a: asc.GlobalAddress, b: asc.GlobalAddress, out: asc.GlobalAdd
     asc.set_flag(asc.HardEvent.MTE2_MTE3, 0)
     asc.wait_flag(asc.HardEvent.MTE2_MTE3, 0)
     asc.data_copy(go, u[256:], 8)
-    asc.data_copy(ga[256:], u, 8)  # <- write past the padding
+    asc.set_flag(asc.HardEvent.MTE2_V, 0)
+    asc.wait_flag(asc.HardEvent.MTE2_V, 0)
+    asc.adds(u, u, 1.0, 264)
+    asc.set_flag(asc.HardEvent.V_MTE3, 0)
+    asc.wait_flag(asc.HardEvent.V_MTE3, 0)
+    asc.data_copy(ga, u, 264)  # <- write past the padding
 
 
-def test_past_the_padding_reads_the_next_allocation_and_drops_writes():
+def test_past_the_padding_reads_the_next_allocation_and_stores_only_in_bounds_bytes():
     a = np.arange(40, dtype=F32)  # 160 B, padded to 1024 B: elements 256.. are b's bytes
     b = np.arange(100, 108, dtype=F32)
     out = np.zeros(8, F32)
     with SESSION.collect() as run:
         _past_padding[1](a, b, out, 0)
     np.testing.assert_array_equal(out, b)  # read what lies there: the next allocation
-    np.testing.assert_array_equal(b, np.arange(100, 108, dtype=F32))  # the write was dropped
+    # The write spanning a, its padding and b's bytes stores a's part and drops the rest.
+    np.testing.assert_array_equal(a, np.arange(40, dtype=F32) + 1)
+    np.testing.assert_array_equal(b, np.arange(100, 108, dtype=F32))
     found = [f for f in run.reports[0].findings if f.category == "gm-out-of-bounds"]
     assert sorted(f.locations[0][1] for f in found) == [_line_of("# <- read past the padding"),
                                                         _line_of("# <- write past the padding")]
-    assert "write there is dropped" in found[0].message
+    assert "stores only its bytes within the allocation" in found[0].message
 
 
 def test_past_the_padding_stops_a_strict_run_at_its_line():

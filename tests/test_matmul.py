@@ -347,3 +347,49 @@ TUTORIAL_SCRIPTS = [os.path.join(base, script)
 def test_pyasc_tutorials_run_unchanged(soc, script):
     soc("Ascend910B1")
     run_script(script, ["-r", "Model", "-v", "Ascend910B1"])  # asserts inside the script
+
+
+@asc.jit(matmul_cube_only=True)
+def _batch_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress,
+                  tiling: asc.adv.TCubeTiling, ws: asc.GlobalAddress,
+                  batches: asc.ConstExpr[tuple], use_batch_num: asc.ConstExpr[bool]):
+    a_gm, b_gm, c_gm = asc.GlobalTensor(), asc.GlobalTensor(), asc.GlobalTensor()
+    a_gm.set_global_buffer(a)
+    b_gm.set_global_buffer(b)
+    c_gm.set_global_buffer(c)
+    pipe = asc.TPipe()
+    mm = asc.adv.Matmul(_mtype(a.dtype), _mtype(b.dtype), _mtype(c.dtype))
+    asc.adv.register_matmul(pipe, ws, mm, tiling)
+    mm.set_tensor_a(a_gm)
+    mm.set_tensor_b(b_gm)
+    if use_batch_num:
+        mm.set_batch_num(batches[0], batches[1])
+        mm.iterate_batch(c_gm)
+    else:
+        mm.iterate_batch(c_gm, batches[0], batches[1], False)
+    mm.end()
+
+
+@pytest.mark.parametrize("batches, use_batch_num", [((3, 3), False), ((1, 2), True),
+                                                    ((4, 2), False)])
+def test_iterate_batch_computes_every_product_with_broadcast(batches, use_batch_num):
+    rng = np.random.default_rng(9)
+    m, n, k = 32, 48, 64
+    batch_a, batch_b = batches
+    batch = max(batches)
+    a = _random((batch_a, m, k), np.float16, rng)
+    b = _random((batch_b, k, n), np.float16, rng)
+    c = np.zeros((batch, m, n), np.float32)
+    _batch_kernel[1](a, b, c, _tiling(m, n, k, 32, 48, 32), np.zeros(1 << 16, np.uint8),
+                     batches, use_batch_num)
+    for i in range(batch):
+        ai, bi = a[i // (batch // batch_a)], b[i // (batch // batch_b)]
+        np.testing.assert_allclose(c[i], _reference(ai, bi, None), rtol=1e-3, atol=1e-3)
+
+
+def test_iterate_batch_refuses_batches_that_do_not_broadcast():
+    a = np.zeros((2, 16, 16), np.float16)
+    b = np.zeros((3, 16, 16), np.float16)
+    with pytest.raises(KernelError, match="the smaller must divide the larger"):
+        _batch_kernel[1](a, b, np.zeros((3, 16, 16), np.float32), _tiling(16, 16, 16, 16, 16, 16),
+                         np.zeros(1 << 16, np.uint8), (2, 3), False)

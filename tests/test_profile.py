@@ -318,3 +318,25 @@ def test_work_is_read_from_typed_records():
     fix = FixPipe(None, 16, 32, ("k.py", 3), path="L0C->GM", dtype=np.float16)
     assert instr_transfer(instr(fix)) == ("L0C->GM", 16 * 32 * 2)
     assert instr_transfer(instr(Mmad(1, 1, 1, "float16", ("k.py", 4)))) is None
+
+
+@asc.jit
+def _scalar_reads_and_writes(x: asc.GlobalAddress):
+    pipe = asc.TPipe()
+    buf = asc.TBuf(asc.TPosition.VECCALC)
+    pipe.init_buffer(buf=buf, num=256)
+    t = buf.get(asc.uint64)
+    for i in range(16):
+        t.set_value(i, i)
+    for i in range(16):
+        t.get_value(i)
+
+
+def test_scalar_loads_and_stores_keep_the_scalar_unit_busy_until_they_finish():
+    report = _scalar_reads_and_writes[1](np.zeros(8, np.float32))
+    core = report.cores[0]
+    # The scalar unit does its own UB loads and stores: its busy time is the span, not more.
+    assert core.pipe_busy_us["S"] == pytest.approx(core.end_us - core.start_us)
+    timing = get_soc(report.soc).timing
+    per_access = timing.scalar_cycles_per_call + timing.scalar_ld_st_cycles
+    assert core.pipe_busy_us["S"] >= get_soc(report.soc).cycles_to_us(32 * per_access)

@@ -74,11 +74,11 @@ def test_a_kernel_that_fails_never_reaches_launcher_run():
     @asc.jit
     def bad(x: asc.GlobalAddress):
         buf = asc.LocalTensor(asc.float32, asc.TPosition.VECCALC, 0, 8)
-        asc.add(buf, buf, buf, mask=999, repeat_times=1,
+        asc.add(buf, buf, buf, mask=-1, repeat_times=1,
                 repeat_params=asc.BinaryRepeatParams(1, 1, 1, 8, 8, 8))
 
     with patch("asc.runtime.launcher.Launcher.run", return_value=None) as mock:
-        with pytest.raises(Exception, match="mask 999"):
+        with pytest.raises(Exception, match="mask -1"):
             bad[1](MockTensor(asc.float32))
     assert mock.call_count == 0
 

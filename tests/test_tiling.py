@@ -461,3 +461,25 @@ def test_platform_reports_the_current_soc() -> None:
     finally:
         SESSION.set_soc(previous)
     assert host.PlatformAscendCManager.get_instance("Ascend910B4").get_core_num_aic() == 20
+
+
+@pytest.mark.parametrize("soc_name", ["Ascend910B1", "Ascend950PR_9579"])
+def test_a_c_block_the_tiler_picks_in_ub_fits_double_buffered(soc_name: str) -> None:
+    # The kernel hands C blocks through a two-buffer queue: two of them must fit in UB.
+    soc = get_soc(soc_name)
+    req = MatmulTilingRequest(m=1024, n=256, k=512, c_position="VECCALC", dim=16,
+                              has_bias=True)
+    t = compute_matmul_tiling(req, soc)
+    assert 2 * t["base_m"] * t["base_n"] * 4 <= soc.ub_bytes
+    # A base the caller fixes is taken single-buffered (the caller knows its queue depth).
+    fixed = compute_matmul_tiling(dataclasses.replace(req, base_m=256, base_n=128), soc)
+    assert (fixed["base_m"], fixed["base_n"]) == (256, 128)
+
+
+def test_set_matmul_config_params_returns_nothing_as_canns_void_setter() -> None:
+    mt = host.MatmulApiTiling(host.get_ascendc_platform())
+    mt.set_shape(32, 256, 64)
+    assert mt.set_matmul_config_params(1, False, host.ScheduleType.OUTER_PRODUCT,
+                                       host.MatrixTraverse.FIRSTM) is None
+    assert mt.set_matmul_config_params(host.MatmulConfigParams(
+        1, False, host.ScheduleType.OUTER_PRODUCT, host.MatrixTraverse.FIRSTM, False)) is None

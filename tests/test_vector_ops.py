@@ -289,6 +289,32 @@ def test_repeat_times_255_with_broadcast_source():
     run_binary_masked("add", F32, 64, 255, ((1, 8), (1, 8), (1, 0)))
 
 
+@pytest.mark.parametrize("dtype", [F16, F32], ids=_id)
+@pytest.mark.parametrize("count", [100, 512])
+def test_count_mask_above_the_repeat_enables_the_whole_repeat(dtype, count):
+    # Ascend C sets both mask words full for any count >= 128, and a 32-bit type reads only the
+    # low word: a count beyond the elements per repeat computes the whole repeat (fp32 at 100
+    # and 512; fp16 at 512, while 100 stays a partial fp16 repeat).
+    per = 256 // dtype.itemsize
+    rng = np.random.default_rng(3)
+    out = rng.uniform(-9, 9, 3 * per + 16).astype(dtype)
+    a, b = (rng.uniform(-9, 9, 3 * per).astype(dtype) for _ in range(2))
+    got, _ = run_vector(lambda d, x, y: asc.add(d, x, y, count, 3, asc.BinaryRepeatParams()),
+                        out, a, b)
+    lanes = min(count, per)
+    expected = out.copy()
+    for r in range(3):
+        sl = slice(r * per, r * per + lanes)
+        expected[sl] = (a[sl].astype(np.float64) + b[sl]).astype(dtype)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_negative_count_mask_is_refused():
+    with pytest.raises(KernelError, match="mask -1 is outside"):
+        run_vector(lambda d, x, y: asc.add(d, x, y, -1, 1, asc.BinaryRepeatParams()),
+                   np.zeros(64, np.float32), np.ones(64, np.float32), np.ones(64, np.float32))
+
+
 def test_repeat_times_zero_writes_nothing():
     out = np.arange(64, dtype=np.float32)
     got, _ = run_vector(lambda d, x, y: asc.add(d, x, y, 64, 0, asc.BinaryRepeatParams()),
@@ -360,10 +386,11 @@ def test_sizes_masks_and_strides_as_runtime_ints():
     np.testing.assert_array_equal(z, expected)
 
 
-def test_mask_out_of_range_is_a_kernel_error():
+def test_mask_beyond_int32_is_a_kernel_error():
     x = np.ones(64, np.float32)
-    with pytest.raises(KernelError, match="mask 65"):
-        run_vector(lambda d, a, b: asc.add(d, a, b, 65, 1, asc.BinaryRepeatParams()), x, x, x)
+    with pytest.raises(KernelError, match="mask 2147483648 is outside"):
+        run_vector(lambda d, a, b: asc.add(d, a, b, 2**31, 1, asc.BinaryRepeatParams()),
+                   x, x, x)
 
 
 # ------------------------------------------------------------------------ properties

@@ -8,10 +8,28 @@ simulated machine of :mod:`ascsim.sim`.
 from __future__ import annotations
 
 from ascsim.asc import adv  # noqa: F401 - the asc.adv submodule
+from ascsim.asc.auto_tensor import LocalTensorAuto
+from ascsim.asc.basic.atomic import (
+    get_store_atomic_config,
+    set_atomic_add,
+    set_atomic_max,
+    set_atomic_min,
+    set_atomic_none,
+    set_atomic_type,
+    set_store_atomic_config,
+)
+from ascsim.asc.basic.bilinear import bilinear_interpolation
+from ascsim.asc.basic.brcb import brcb
 from ascsim.asc.basic.crosscore import cross_core_set_flag, cross_core_wait_flag, sync_all
 from ascsim.asc.basic.cube import *  # noqa: F403 - load_data, mmad, fixpipe and their params
 from ascsim.asc.basic.data_copy import data_copy, data_copy_pad
 from ascsim.asc.basic.img2col import *  # noqa: F403 - Load3D, DN2NZ, gather
+from ascsim.asc.basic.scalar_bits import (
+    count_bits_cnt_same_as_sign_bit,
+    scalar_count_leading_zero,
+    scalar_get_count_of_value,
+    scalar_get_sff_value,
+)
 from ascsim.asc.basic.special import (
     cast,
     compare,
@@ -24,6 +42,7 @@ from ascsim.asc.basic.special import (
     select,
 )
 from ascsim.asc.basic.sync import data_sync_barrier, pipe_barrier, set_flag, wait_flag
+from ascsim.asc.basic.system import *  # noqa: F403 - cache control, HCCL context, ...
 from ascsim.asc.basic.sysvar import (
     ascend_is_aic,
     ascend_is_aiv,
@@ -39,7 +58,14 @@ from ascsim.asc.basic.sysvar import (
     property,
     trap,
 )
+from ascsim.asc.basic.transpose import (
+    TransDataTo5HDParams,
+    TransposeParamsExt,
+    trans_data_to_5hd,
+    transpose,
+)
 from ascsim.asc.basic.vector import OPS as _VECTOR_OPS
+from ascsim.asc.basic.whole_reduce import whole_reduce_max, whole_reduce_min, whole_reduce_sum
 from ascsim.asc.dtypes import *  # noqa: F403
 from ascsim.asc.dtypes import DataType
 from ascsim.asc.enums import *  # noqa: F403
@@ -60,6 +86,7 @@ from ascsim.asc.language import (
     static_assert,
     static_range,
 )
+from ascsim.asc.local_mem_allocator import LocalMemAllocator
 from ascsim.asc.params import *  # noqa: F403
 from ascsim.asc.struct import Struct
 from ascsim.asc.tensor import GlobalTensor, LocalTensor
@@ -68,3 +95,7 @@ from ascsim.asc.values import GlobalAddress, RuntimeInt, ceildiv
 globals().update(_VECTOR_OPS)
 
 PlainValue = RuntimeInt
+
+# pyasc's ``asc.core`` is its language core package (types, tensors, structs); loaded last, as
+# it re-exports the definitions above.
+from ascsim.asc.language import core  # noqa: E402

@@ -16,7 +16,11 @@ class DataType:
     """One element type: its pyasc name and the numpy dtype that stores it."""
 
     name: str
-    np_dtype: np.dtype = field(compare=False)
+    np_dtype: np.dtype = field(default=None, compare=False)
+
+    def __post_init__(self):
+        if self.np_dtype is None:  # ``asc.DataType("int32")``: pyasc's by-name form
+            object.__setattr__(self, "np_dtype", from_name(self.name).np_dtype)
 
     def sizeof(self) -> int:
         """Bytes per element (``DataType.sizeof()`` in pyasc)."""

@@ -319,3 +319,19 @@ TOTAL_L0A_SIZE = Property.TOTAL_L0A_SIZE
 TOTAL_L0B_SIZE = Property.TOTAL_L0B_SIZE
 TOTAL_UB_SIZE = Property.TOTAL_UB_SIZE
 ONE_REPEAT_BYTE_SIZE = Property.ONE_REPEAT_BYTE_SIZE
+
+
+class CacheLine(IntEnum):
+    """What ``data_cache_clean_and_invalid`` acts on: the line of an address, or all lines."""
+
+    SINGLE_CACHE_LINE = 0
+    ENTIRE_DATA_CACHE = 1
+
+
+class DcciDst(IntEnum):
+    """Which lines ``data_cache_clean_and_invalid`` cleans: all, UB's, GM's, the atomic ones."""
+
+    CACHELINE_ALL = 0
+    CACHELINE_UB = 1
+    CACHELINE_OUT = 2
+    CACHELINE_ATOMIC = 3

@@ -37,6 +37,7 @@ class QueueSlot:
     """One buffer of a queue: where it is, its state in the queue protocol, and its gate."""
 
     __slots__ = ("queue", "index", "addr", "nbytes", "state", "gate", "alloc_loc")
+    auto = False  # not a LocalTensorAuto's buffer (see ascsim.asc.auto_tensor)
 
     def __init__(self, queue, index: int, addr: int, nbytes: int, gate: Gate):
         self.queue = queue
@@ -48,15 +49,40 @@ class QueueSlot:
         self.alloc_loc = None
 
 
+def _init_buffer(owner, que, num, nbytes, buf, loc) -> None:
+    """``init_buffer`` of a TPipe or a TBufPool (``owner``): carve a queue's or a TBuf's bytes."""
+    owner.core.call_overhead()
+    target = que if que is not None else buf
+    if (owner.core.kind == "AIC" and owner.core.launch.kind == "MIX" and target is not None
+            and POSITION_MEMORY.get(target.position) == "UB"):
+        return  # the AIC half of a MIX kernel has no UB: vector-side buffers compile out
+    if buf is not None:
+        size = nbytes if nbytes is not None else num
+        if size is None:
+            raise KernelError("init_buffer(buf=...) needs the size in bytes (len= or num=)", loc)
+        buf._init(owner, int(size), loc)
+        return
+    if que is None:
+        raise KernelError("init_buffer needs que= (with num= and len=) or buf=", loc)
+    if num is None or nbytes is None:
+        raise KernelError("init_buffer(que=...) needs num= (buffer count) and len= (bytes)", loc)
+    que._init(owner, int(num), int(nbytes), loc)
+
+
 def _carve(pipe, mem, nbytes: int, loc, what: str) -> int:
     """Take ``nbytes`` from the pipe's bump allocator for ``mem``; fail past capacity. The carve
     is registered as the pipe's placement (a static tensor over it is then reported)."""
     start = pipe.used.get(mem.name, 0)
     end = start + nbytes
-    if end > mem.capacity:
-        raise KernelError(
-            f"{what} requests {nbytes} B of {mem.name} at offset {start}, but {mem.name} holds "
-            f"{mem.capacity} B on {current_core().soc.name} ({start} B already in use)", loc)
+    limit = pipe.carve_limit(mem, loc)
+    if end > limit:
+        if limit == mem.capacity:
+            raise KernelError(
+                f"{what} requests {nbytes} B of {mem.name} at offset {start}, but {mem.name} "
+                f"holds {mem.capacity} B on {current_core().soc.name} ({start} B already in use)",
+                loc)
+        raise KernelError(f"{what} requests {nbytes} B at {mem.name} offset {start}, past the "
+                          f"end of its TBufPool (bytes up to {limit})", loc)
     pipe.used[mem.name] = end
     pipe.core.launch.placements.place(pipe.core, mem, start, end, pipe, "carve",
                                       f"the buffers of {what}", loc)
@@ -75,25 +101,16 @@ class TPipe:
 
     def init_buffer(self, que=None, num=None, len=None, buf=None):  # noqa: A002 - pyasc names
         """``init_buffer(que=, num=, len=)`` for queues; ``init_buffer(buf=, num=|len=)``."""
-        loc = user_location()
-        self.core.call_overhead()
-        target = que if que is not None else buf
-        if (self.core.kind == "AIC" and self.core.launch.kind == "MIX" and target is not None
-                and POSITION_MEMORY.get(target.position) == "UB"):
-            return  # the AIC half of a MIX kernel has no UB: vector-side buffers compile out
-        if buf is not None:
-            nbytes = len if len is not None else num
-            if nbytes is None:
-                raise KernelError("init_buffer(buf=...) needs the size in bytes (len= or num=)",
-                                  loc)
-            buf._init(self, int(nbytes), loc)
-            return
-        if que is None:
-            raise KernelError("init_buffer needs que= (with num= and len=) or buf=", loc)
-        if num is None or len is None:
-            raise KernelError("init_buffer(que=...) needs num= (buffer count) and len= (bytes)",
-                              loc)
-        que._init(self, int(num), int(len), loc)
+        _init_buffer(self, que, num, len, buf, user_location())
+
+    def init_buf_pool(self, buf_pool, len, share_buf=None):  # noqa: A002 - pyasc names
+        """``init_buf_pool(buf_pool, len, share_buf=None)``: give ``buf_pool`` ``len`` bytes of
+        this pipe's memory (or ``share_buf``'s bytes, reused)."""
+        buf_pool._init_pool(self, int(len), share_buf, user_location())
+
+    def carve_limit(self, mem, loc) -> int:
+        """Where this allocator's bytes of ``mem`` end."""
+        return mem.capacity
 
     def get_base_addr(self, pos) -> int:
         return 0
@@ -295,6 +312,7 @@ class TBufSlot:
     to no queue and is never handed over: its gate never orders anything."""
 
     __slots__ = ("gate",)
+    auto = False
     queue = None
     state = "allocated"
 
@@ -372,11 +390,93 @@ class TBuf:
         return t
 
 
+    # A TBuf is also a queue of depth 0 (Ascend C's TBuf derives from TQueBind<pos, pos, 0, 0>):
+    # allocating hands out the whole buffer, and its producer and consumer are the same pipe,
+    # whose program order already orders them, so enque/deque/free hand nothing over.
+    def alloc_tensor(self, dtype=None) -> LocalTensor:
+        """``TBuf.alloc_tensor(dtype)``: the whole buffer as a tensor (as ``get``)."""
+        return self.get(dtype if dtype is not None else "uint8")
+
+    def enque(self, tensor) -> None:
+        self._require_own(tensor, "enque")
+
+    def deque(self, dtype=None) -> LocalTensor:
+        return self.get(dtype if dtype is not None else "uint8")
+
+    def free_tensor(self, tensor) -> None:
+        self._require_own(tensor, "free_tensor")
+
+    def _require_own(self, tensor, what: str) -> None:
+        loc = user_location()
+        if self.mem is None:
+            raise KernelError(f"TBuf.{what} before pipe.init_buffer(buf=...)", loc)
+        if getattr(tensor, "slot", None) is not self.slot:
+            raise KernelError(f"TBuf.{what}: the tensor is not a view of this TBuf", loc)
+
+
 class TBufPool:
-    """``asc.TBufPool``: accepted and carved like a TBuf."""
+    """``asc.TBufPool(pos, buf_id_size=4)``: a part of a TPipe's memory that queues and TBufs are
+    carved from like from the pipe (``init_buffer``), that can hold pools of its own
+    (``init_buf_pool``), and whose carves ``reset`` gives back at once, so a later phase of the
+    kernel can carve the same bytes again. ``share_buf`` makes a pool over another pool's bytes.
+    """
 
     def __init__(self, pos: TPosition = TPosition.VECCALC, buf_id_size: int = 4):
         self.position = TPosition(pos)
+        self.buf_id_size = int(buf_id_size)
+        if self.buf_id_size <= 0:
+            raise KernelError(f"TBufPool: buf_id_size {self.buf_id_size} must be positive",
+                              user_location())
+        self.core = current_core()
+        self.mem = None
+        self.base = 0
+        self.size = 0
+        self.used: dict[str, int] = {}
+        self.queues: list[TQue] = []
+
+    def _init_pool(self, parent, nbytes: int, share, loc) -> None:
+        if nbytes <= 0:
+            raise KernelError(f"init_buf_pool: len {nbytes} must be positive", loc)
+        mem = memory_for(parent.core, self.position, loc)
+        size = round_up(nbytes, BLOCK)
+        if share is not None:
+            if share.mem is not mem:
+                raise KernelError("init_buf_pool: share_buf must be an initialised pool of the "
+                                  "same memory", loc)
+            if size > share.size:
+                raise KernelError(f"init_buf_pool: {size} B exceed the {share.size} B of the "
+                                  "shared pool", loc)
+            base = share.base
+        else:
+            base = _carve(parent, mem, size, loc,
+                          f"init_buf_pool(TBufPool({self.position.name}), len={nbytes})")
+        self.mem, self.base, self.size = mem, base, size
+        self.used = {mem.name: base}
+
+    def carve_limit(self, mem, loc) -> int:
+        if self.mem is None:
+            raise KernelError("TBufPool used before pipe.init_buf_pool(buf_pool=...)", loc)
+        if mem is not self.mem:
+            raise KernelError(f"a TBufPool({self.position.name}) holds {self.mem.name} bytes "
+                              f"only, not {mem.name}", loc)
+        return self.base + self.size
+
+    def init_buffer(self, que=None, num=None, len=None, buf=None):  # noqa: A002 - pyasc names
+        """Carve a queue's or a TBuf's bytes from this pool."""
+        _init_buffer(self, que, num, len, buf, user_location())
+
+    def init_buf_pool(self, buf_pool, len, share_buf=None):  # noqa: A002 - pyasc names
+        """Give ``buf_pool`` ``len`` bytes of this pool (or ``share_buf``'s bytes)."""
+        buf_pool._init_pool(self, int(len), share_buf, user_location())
+
+    def reset(self) -> None:
+        """Give back every carve made from this pool."""
+        loc = user_location()
+        self.core.call_overhead()
+        if self.mem is None:
+            raise KernelError("TBufPool.reset before pipe.init_buf_pool(buf_pool=...)", loc)
+        self.used = {self.mem.name: self.base}
+        self.core.launch.placements.release(self)
 
 
 def get_tpipe_ptr():

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, fields
 
+from ascsim.asc.enums import DataFormat
 from ascsim.sim.errors import KernelError
 from ascsim.sim.scheduler import current_core, in_kernel
 from ascsim.sim.source import user_location
@@ -188,3 +189,34 @@ class CopyRepeatParams:
 class BrcbRepeatParams:
     dst_blk_stride: int = 1
     dst_rep_stride: int = 8
+
+
+@dataclass(frozen=True)
+class ShapeInfo:
+    """``asc.ShapeInfo(shape=None, original_shape=None, data_format=DataFormat.ND)``: the
+    logical shape of a tensor (``tensor.set_shape_info``), which library calls read when their
+    tiling leaves the shape open. ``shape`` and ``original_shape`` take any sequence of ints
+    (an ``asc.array`` too); ``original_shape`` defaults to ``shape``."""
+
+    shape: tuple = ()
+    original_shape: tuple | None = None
+    data_format: object = None
+
+    def __post_init__(self):
+        shape = tuple(int(d) for d in (() if self.shape is None else self.shape))
+        if any(d < 0 for d in shape):
+            raise ValueError(f"ShapeInfo: negative dimension in {shape}")
+        original = shape if self.original_shape is None else tuple(
+            int(d) for d in self.original_shape)
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "original_shape", original)
+        object.__setattr__(self, "data_format", DataFormat(
+            DataFormat.ND if self.data_format is None else self.data_format))
+
+    @property
+    def shape_dim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def original_shape_dim(self) -> int:
+        return len(self.original_shape)

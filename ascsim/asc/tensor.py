@@ -129,7 +129,7 @@ class LocalTensor:
     """
 
     __slots__ = ("mem", "position", "addr", "length", "dtype", "slot", "alloc_end", "tag",
-                 "lease")
+                 "lease", "shape_info")
 
     def __init__(self, dtype=None, pos: TPosition = TPosition.VECIN, addr: int = 0,
                  tile_size: int = 0):
@@ -142,6 +142,7 @@ class LocalTensor:
         self.tag = 0
         self.mem = None
         self.alloc_end = None
+        self.shape_info = None
         if dtype is not None and (tile_size or addr):
             core = current_core()
             loc = user_location()
@@ -168,6 +169,7 @@ class LocalTensor:
         t.dtype = dtype
         t.slot = slot
         t.tag = 0
+        t.shape_info = None
         t.alloc_end = alloc_end if alloc_end is not None else addr + length * dtype.sizeof()
         return t
 
@@ -197,7 +199,13 @@ class LocalTensor:
         return self.length * self.dtype.sizeof()
 
     def get_phy_addr(self, offset: int = 0) -> int:
-        return self.addr + offset * self.dtype.sizeof()
+        address = self.addr + int(offset) * self.dtype.sizeof()
+        # Instructions that take bare addresses (TransDataTo5HD's address lists) type them by
+        # the tensor they came from, as pyasc's code generator does.
+        core = current_core()
+        core.launch.shared.setdefault("phy_addr_types", {}).setdefault(
+            core.core_id, {})[address] = self.dtype
+        return address
 
     def get_position(self) -> TPosition:
         return self.position
@@ -210,6 +218,13 @@ class LocalTensor:
 
     def set_user_tag(self, tag: int) -> None:
         self.tag = int(tag)
+
+    def set_shape_info(self, info) -> None:
+        """Attach an ``asc.ShapeInfo`` (the logical shape library calls read)."""
+        self.shape_info = info
+
+    def get_shape_info(self):
+        return self.shape_info
 
     def get_user_tag(self) -> int:
         return self.tag
@@ -255,6 +270,8 @@ class LocalTensor:
         if self.mem is None:
             self._require_bound()
         slot = self.slot
+        if slot is not None and slot.auto:
+            slot.before_use()  # a LocalTensorAuto: ordered after its previous use
         return region_of((self.mem, self.addr, self.length if count is None else count,
                           self.dtype.np_dtype, self.alloc_end,
                           None if slot is None else slot.gate,

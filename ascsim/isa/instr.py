@@ -44,7 +44,9 @@ class Copy(NamedTuple):
     """Move ``bursts`` from ``src`` to ``dst`` (a DMA transfer on MTE2, MTE3, MTE1 or FIX).
 
     Semantics: block ``i`` of ``bursts.width`` bytes goes from byte ``src.offset + bursts.src +
-    i * bursts.src_pitch`` to ``dst.offset + bursts.dst + i * bursts.dst_pitch``; then, when
+    i * bursts.src_pitch`` to ``dst.offset + bursts.dst + i * bursts.dst_pitch`` -- with
+    ``atomic`` ("add", "max", "min") its elements, of the destination's type, are combined with
+    the destination's instead (an atomic store to GM); then, when
     ``pad`` = ``(indices, value)``, the destination elements ``indices`` (counted from
     ``dst.offset``) are set to ``value``. ``whole_blocks``: the destination's 32-byte blocks that
     the rows land in count as written (their padding holds unspecified values). The path is

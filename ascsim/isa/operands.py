@@ -159,6 +159,10 @@ def check_repeat(repeat_times: int, loc) -> int:
     return repeat_times
 
 
+MAX_COUNT_MASK = 2**31 - 1
+"""Largest count mask: Ascend C passes the count as an ``int32_t``."""
+
+
 def mask_positions(mask, per_repeat: int, loc) -> np.ndarray:
     """Which of the ``per_repeat`` element positions of a repeat a mask enables: a count of
     leading positions, or one or two uint64 bit-mask words (bit ``i`` enables position ``i``)."""
@@ -175,10 +179,15 @@ def mask_positions(mask, per_repeat: int, loc) -> np.ndarray:
             bits[lo:lo + n] = ((word >> np.arange(n, dtype=np.uint64)) & 1).astype(bool)
         return np.flatnonzero(bits)
     mask = int(mask)
-    if not 0 <= mask <= per_repeat:
+    if not 0 <= mask <= MAX_COUNT_MASK:
         raise KernelError(
-            f"mask {mask} is outside [0, {per_repeat}] (elements per repeat for this type)", loc)
-    return np.arange(mask)
+            f"mask {mask} is outside [0, {MAX_COUNT_MASK}] (a count of leading elements per "
+            f"repeat; {per_repeat} for this type)", loc)
+    # Ascend C turns a count into the two 64-bit mask registers: n < 64 sets the low n bits,
+    # 64 < n < 128 also n - 64 bits of the high word, and any n >= 128 (or n equal to the
+    # elements per repeat) sets both words full. A count above the elements per repeat
+    # therefore enables the whole repeat; a 32-bit type never reads the high word.
+    return np.arange(min(mask, per_repeat))
 
 
 def repeat_indices(positions: np.ndarray, repeat_times: int, elem_bytes: int, blk_stride: int,

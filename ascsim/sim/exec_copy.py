@@ -17,6 +17,7 @@ from ascsim.isa.instr import Copy, IndexedCopy, ScalarLoad, ScalarStore
 from ascsim.isa.operands import Bursts, Region
 from ascsim.sim.access import ByteRows, strided
 from ascsim.sim.views import (
+    ATOMIC_OPS,
     check_accesses,
     check_alignment,
     check_bytes,
@@ -26,6 +27,7 @@ from ascsim.sim.views import (
     raw_bytes,
     span,
     view,
+    write_back,
     write_rows,
 )
 
@@ -61,15 +63,25 @@ def _move_bursts(dst_bytes: np.ndarray, src_bytes: np.ndarray, bursts: Bursts) -
         np.ndarray(shape, np.uint8, src_bytes, 0, (bursts.src_pitch, 1)))
 
 
-def _combine_bursts(core, rec: Copy, s_lo: int, s_hi: int) -> None:
-    """An atomic copy into GM: each destination element becomes ``atomic(old, source)``."""
-    src, dst, bursts = rec.src, rec.dst, rec.bursts
-    size = dst.dtype.itemsize
-    raw = raw_bytes(core, src, s_lo, s_hi, rec.loc)
-    rows = np.ndarray((bursts.count, bursts.width), np.uint8, raw, 0, (bursts.src_pitch, 1))
-    values = np.ascontiguousarray(rows).view(src.dtype)
-    write_rows(core, dst.at(bursts.dst // size), bursts.count, bursts.width // size,
-               bursts.dst_pitch // size, values, rec.atomic, rec.loc)
+def _combine_bursts(dst_bytes: np.ndarray, src_bytes: np.ndarray, bursts: Bursts, dtype,
+                    atomic: str, loc) -> None:
+    """An atomic store: each block's elements (of ``dtype``) combined with the destination's by
+    ``atomic`` ("add", "max", "min"), computed in fp32 for floats, rounded once."""
+    size = dtype.itemsize
+    if bursts.width % size or bursts.dst_pitch % size or bursts.src_pitch % size:
+        raise KernelError(f"atomic {atomic}: blocks of {bursts.width} B are not whole "
+                          f"{dtype.name} elements", loc)
+    shape = (bursts.count, bursts.width)
+    dst_rows = np.ndarray(shape, np.uint8, dst_bytes, 0, (bursts.dst_pitch, 1))
+    src_rows = np.ndarray(shape, np.uint8, src_bytes, 0, (bursts.src_pitch, 1))
+    old = np.ascontiguousarray(dst_rows).view(dtype)
+    new = np.ascontiguousarray(src_rows).view(dtype)
+    wide = np.float32 if dtype.kind in "fV" else np.int64
+    with np.errstate(all="ignore"):
+        combined = ATOMIC_OPS[atomic](old.astype(wide), new.astype(wide))
+    if dtype.kind in "iu":  # integer atomics wrap like the integer adder
+        combined = combined.astype(dtype)
+    dst_rows[...] = np.asarray(combined, dtype=dtype).view(np.uint8)
 
 
 def _block_access(region: Region, bursts: Bursts, side: int, lo: int, hi: int) -> tuple:
@@ -94,12 +106,14 @@ def execute_copy(core, rec: Copy):
     check_alignment(core, rec.op, (dst, src), loc)
     total = bursts.nbytes
     values = core.launch.values
-    if bursts.count == 1:  # one block (most copies): the general case below, spelled out
+    if bursts.count == 1 and rec.atomic is None:
+        # One plain block (most copies): the general case below, spelled out.
         s_lo, d_lo = bursts.src, bursts.dst
         s_hi, d_hi = s_lo + total, d_lo + total
         if values:
             target = raw_bytes(core, dst, d_lo, d_hi, loc)  # (destination first, as below)
             target[:total] = raw_bytes(core, src, s_lo, s_hi, loc)
+            write_back(dst, d_lo, target)
         else:
             check_bytes(core, dst, d_lo, d_hi, loc)
             check_bytes(core, src, s_lo, s_hi, loc)
@@ -113,11 +127,14 @@ def execute_copy(core, rec: Copy):
     elif total:
         s_lo, s_hi = bursts.hull(0)
         d_lo, d_hi = bursts.hull(1)
-        if values and rec.atomic is not None:
-            _combine_bursts(core, rec, s_lo, s_hi)
-        elif values:
-            _move_bursts(raw_bytes(core, dst, d_lo, d_hi, loc),
-                         raw_bytes(core, src, s_lo, s_hi, loc), bursts)
+        if values:
+            written = raw_bytes(core, dst, d_lo, d_hi, loc)
+            if rec.atomic is None:
+                _move_bursts(written, raw_bytes(core, src, s_lo, s_hi, loc), bursts)
+            else:
+                _combine_bursts(written, raw_bytes(core, src, s_lo, s_hi, loc), bursts,
+                                dst.dtype, rec.atomic, loc)
+            write_back(dst, d_lo, written)
         else:
             check_bytes(core, dst, d_lo, d_hi, loc)
             check_bytes(core, src, s_lo, s_hi, loc)
@@ -240,8 +257,9 @@ def execute_scalar_load(core, rec: ScalarLoad):
     if src.mem.space == "GM":
         core.scalar_work(core.timing.gm_read_latency_cycles)  # the scalar unit stalls
         return view(core, src, 0, 1, loc)[0]
-    core.issue("S", rec.op, core.timing.scalar_ld_st_cycles, 0, loc, reads=(src.access(0, 1),),
-               ready=gates_ready((src,)), record=rec)
+    instr = core.issue("S", rec.op, core.timing.scalar_ld_st_cycles, 0, loc,
+                       reads=(src.access(0, 1),), ready=gates_ready((src,)), record=rec)
+    core.block_pipe("S", instr.end)  # the scalar unit itself does the load: it goes on after
     return view(core, src, 0, 1, loc)[0].item()
 
 
@@ -250,8 +268,9 @@ def execute_scalar_store(core, rec: ScalarStore):
     if dst.mem.space == "GM":
         core.scalar_work(core.timing.gm_write_latency_cycles)
     else:
-        core.issue("S", rec.op, core.timing.scalar_ld_st_cycles, 0, loc,
-                   writes=(dst.access(0, 1),), ready=gates_ready((dst,)), record=rec)
+        instr = core.issue("S", rec.op, core.timing.scalar_ld_st_cycles, 0, loc,
+                           writes=(dst.access(0, 1),), ready=gates_ready((dst,)), record=rec)
+        core.block_pipe("S", instr.end)
     view(core, dst, 0, 1, loc)[0] = rec.value
 
 

@@ -5,10 +5,10 @@ past a local allocation's end are a ``local-overflow`` finding, past a GM alloca
 a ``gm-out-of-bounds`` finding, and the access goes ahead as on the device. A GM access beyond
 the allocation's padding is a ``gm-out-of-bounds`` finding too: as on the device, a read gets
 whatever lies at those addresses (the next allocation's bytes, the fill byte past all of
-them), and a write there is dropped -- it never changes another allocation behind the kernel's
-back. Gates (the buffer
-hand-over of queue slots, :class:`ascsim.sim.sync.Gate`) order the instructions that touch a
-gated region; :func:`gates_ready` and :func:`gates_done` apply them.
+them), and the bytes of a write that lie there are dropped -- it never changes another
+allocation behind the kernel's back, while its bytes within the allocation are stored. Gates
+(the buffer hand-over of queue slots, :class:`ascsim.sim.sync.Gate`) order the instructions
+that touch a gated region; :func:`gates_ready` and :func:`gates_done` apply them.
 """
 
 from __future__ import annotations
@@ -75,6 +75,21 @@ def raw_bytes(core, region: Region, lo: int, hi: int, loc) -> np.ndarray:
     elif region.end is not None and b > region.end:
         _past_local_end(core, mem, a, b, region.end, loc)
     return mem.data[a:b]
+
+
+def write_back(region: Region, lo: int, written: np.ndarray) -> None:
+    """After a write into :func:`raw_bytes` ``[lo, ...)`` of a GM region that ran past the
+    allocation's padding (``written`` is then a copy, not a view): store the bytes that lie
+    within the allocation, as the device does, and drop the rest (they would land in memory
+    the kernel does not own)."""
+    mem = region.mem
+    if mem.space != "GM" or np.shares_memory(written, mem.data):
+        return
+    a = region.offset + lo
+    first = max(a, 0)
+    stop = min(a + written.size, mem.capacity)
+    if first < stop:
+        mem.data[first:stop] = written[first - a:stop - a]
 
 
 def span(core, region: Region, idx: np.ndarray, loc) -> tuple[np.ndarray, tuple | None]:
@@ -160,7 +175,8 @@ def _outside(core, mem, lo: int, hi: int, loc, read: bool = True) -> np.ndarray 
         "gm-out-of-bounds",
         f"access to bytes [{lo}, {hi}) of '{mem.name}' runs past its allocation ({mem.nbytes} B, "
         f"{mem.capacity} B with allocator padding): the device reads whatever lies there (here "
-        "the next allocation's bytes, 0xFF past all of them) and a write there is dropped",
+        "the next allocation's bytes, 0xFF past all of them) and a write stores only its bytes "
+        "within the allocation",
         loc, hint="check the offset and length arithmetic, or pad the tensor on the host",
         core=core.core_id, buffer=mem.name, start=lo, stop=hi, size=mem.nbytes)
     return core.launch.memory.read_span(mem.address + lo, hi - lo) if read else None

@@ -65,6 +65,11 @@ DTYPE_BITS: Mapping[str, int] = MappingProxyType({
     "float16": 16, "bfloat16": 16, "float32": 32, "int8": 8, "uint8": 8, "int4": 4,
     "int16": 16, "int32": 32, "float8_e4m3fn": 8, "float8_e5m2": 8, "hifloat8": 8,
 })  # fmt: skip
+#: UB buffers a C block in UB takes when the tiler picks the block: kernels hand C blocks to the
+#: vector side through a queue of two buffers (one filled while the previous is processed), so
+#: a block that only fits single-buffered would make the kernel's own init_buffer overflow UB.
+C_UB_BUFFERS = 2
+
 #: Input types the Cube multiplies (A and B).
 CUBE_INPUT_DTYPES = frozenset(
     {"float16", "bfloat16", "float32", "int8", "uint8", "int4", "float8_e4m3fn", "float8_e5m2",
@@ -352,6 +357,12 @@ class _Base:
     db_l0c: int
 
 
+def _c_ub_buffers(req: MatmulTilingRequest) -> int:
+    """UB buffers a C block in UB must fit in: double buffering for a block the tiler picks;
+    a base the caller fixed (``set_fix_split``) is taken at its word, single-buffered."""
+    return 1 if req.base_m != -1 and req.base_n != -1 else C_UB_BUFFERS
+
+
 def _fits_out(bm: int, bn: int, req: MatmulTilingRequest, p: Problem,
               relax: bool) -> tuple[int, str | None]:
     """(db_l0c, None) if a bm x bn C block fits L0C, UB (when C goes there) and the bias
@@ -364,9 +375,11 @@ def _fits_out(bm: int, bn: int, req: MatmulTilingRequest, p: Problem,
         buffers = " x2 (double-buffered)" if db_c == 2 else ""
         return 0, (f"base_m x base_n = {bm}x{bn} needs {acc * db_c} B of L0C ({L0C_ELEM_BYTES}"
                    f" B accumulators{buffers}) but L0C has {p.l0c} B")
-    if p.c_in_ub and bm * bn * p.c_bytes > p.ub:
-        return 0, (f"C block {bm}x{bn} {req.c_dtype} needs {bm * bn * p.c_bytes} B of UB (C "
-                   f"is at {req.c_position}) but UB has {p.ub} B")
+    c_buffers = _c_ub_buffers(req)
+    if p.c_in_ub and c_buffers * bm * bn * p.c_bytes > p.ub:
+        held = f"{c_buffers} x " if c_buffers > 1 else ""
+        return 0, (f"C block {bm}x{bn} {req.c_dtype} needs {held}{bm * bn * p.c_bytes} B of UB "
+                   f"(C is at {req.c_position}) but UB has {p.ub} B")
     if p.has_bias and bn * BIAS_BYTES > p.bt:
         return 0, (f"bias row of base_n={bn} needs {bn * BIAS_BYTES} B of the bias table but "
                    f"BT has {p.bt} B")
@@ -475,7 +488,7 @@ def _quick_choice(scm: int, scn: int, sck: int, req: MatmulTilingRequest, p: Pro
     region, fixed parts kept; halved (the larger side first) until it fits."""
     per_block = p.l0c // (L0C_ELEM_BYTES * (2 if req.db_l0c else 1))
     if p.c_in_ub:
-        per_block = min(per_block, p.ub // p.c_bytes)
+        per_block = min(per_block, p.ub // (_c_ub_buffers(req) * p.c_bytes))
     side = FRACTAL
     while (2 * side) ** 2 <= per_block and 2 * side <= MAX_AUTO_BASE // 2:
         side *= 2

@@ -204,6 +204,7 @@ class Matmul:
         self._resident: dict[str, tuple | None] = {"a": None, "b": None}
         self._pending = 0.0  # completion of an asynchronous iterate_all
         self._pending_from = None  # the AIC that runs it
+        self._batch_num = (1, 1)  # set_batch_num: iterate_batch's default batch counts
 
     # ------------------------------------------------------------------ set-up
     def init(self, tiling, pipe=None) -> None:
@@ -642,6 +643,56 @@ class Matmul:
             else:
                 self._pending = done
         self._pending_from = aic
+
+    # ------------------------------------------------------------------ batches
+    def set_batch_num(self, batch_a: int, batch_b: int) -> None:
+        """``set_batch_num(batch_a, batch_b)``: the batch counts ``iterate_batch`` uses when it
+        is not given them."""
+        self._batch_num = (int(batch_a), int(batch_b))
+
+    def iterate_batch(self, tensor, batch_a: int | None = None, batch_b: int | None = None,
+                      en_sequential_write: bool = False, matrix_stride_a: int = 0,
+                      matrix_stride_b: int = 0, matrix_stride_c: int = 0,
+                      en_partial_sum: bool = False, en_atomic: int = 0, sync: bool = True,
+                      wait_iterate_batch=None) -> None:
+        """``iterate_batch(c, batch_a, batch_b, en_sequential_write=False, matrix_stride_a=0,
+        matrix_stride_b=0, matrix_stride_c=0)``: ``max(batch_a, batch_b)`` products of this
+        core's region, the matrices of each operand one after the other in GM (NORMAL layout;
+        a stride of 0 means one whole matrix's elements, M x K, K x N and M x N of the tiling);
+        the smaller batch is broadcast over the larger (it must divide it)."""
+        loc = user_location()
+        if en_partial_sum:
+            raise KernelError("iterate_batch(en_partial_sum=True) is not supported by the "
+                              "simulator", loc)
+        if batch_a is None or batch_b is None:
+            batch_a, batch_b = self._batch_num
+        batch_a, batch_b = int(batch_a), int(batch_b)
+        if batch_a <= 0 or batch_b <= 0:
+            raise KernelError(f"iterate_batch: batch counts must be positive, got {batch_a}, "
+                              f"{batch_b}", loc)
+        batch = max(batch_a, batch_b)
+        if batch % batch_a or batch % batch_b:
+            raise KernelError(f"iterate_batch: batch_a={batch_a} and batch_b={batch_b}: the "
+                              "smaller must divide the larger to be broadcast", loc)
+        if isinstance(tensor, LocalTensor):
+            raise KernelError("iterate_batch writes C to GM in this model; give a GlobalTensor",
+                              loc)
+        if self._a is None or self._b is None:
+            raise KernelError("Matmul needs set_tensor_a and set_tensor_b before computing", loc)
+        self._require_tiling(loc)
+        org_m, org_n, ka, kb, c_pitch = self._org_shape()  # whole matrices: cores share them
+        stride_a = int(matrix_stride_a) or org_m * ka
+        stride_b = int(matrix_stride_b) or kb * org_n
+        stride_c = int(matrix_stride_c) or org_m * c_pitch
+        gm = _as_global(tensor, loc)
+        a0, b0 = self._a, self._b
+        try:
+            for i in range(batch):
+                self._a = a0[i // (batch // batch_a) * stride_a:]
+                self._b = b0[i // (batch // batch_b) * stride_b:]
+                self.iterate_all(gm[i * stride_c:], en_atomic, sync)
+        finally:
+            self._a, self._b = a0, b0
 
     def wait_iterate_all(self) -> None:
         """Wait for an ``iterate_all(..., sync=False)`` to finish."""

@@ -237,5 +237,59 @@ def softmax_flash_v2(dst_tensor, exp_sum_tensor, max_tensor, src_tensor, exp_max
              count_repeats(n, FP32_BYTES), "float32", loc, scratch=scratch)
 
 
-__all__ = ["SoftMaxShapeInfo", "SoftmaxConfig", "SoftmaxTiling", "softmax_flash_v2",
+def _softmax_shape(tiling, src, loc) -> tuple[int, int]:
+    """``softmax``'s ``[m, n]``: the tiling's, or (a tiling left at zero, as pyasc builds it)
+    the source tensor's ShapeInfo, all leading axes folded into m."""
+    m, k = int(tiling.src_m), int(tiling.src_k)
+    if m and k:
+        return m, k
+    info = src.get_shape_info()
+    if info is None or not info.shape:
+        raise KernelError("softmax: the tiling gives no shape (src_m, src_k are 0) and the "
+                          "source has no ShapeInfo: call src.set_shape_info(asc.ShapeInfo(...))"
+                          " or fill the tiling", loc)
+    *lead, k = (int(d) for d in info.shape)
+    m = int(np.prod(lead)) if lead else 1
+    if m == 0 or k == 0:
+        raise KernelError(f"softmax: empty source shape {tuple(info.shape)}", loc)
+    return m, k
+
+
+def softmax(dst, sum, max, src, tiling, temp_buffer=None,  # noqa: A002 - pyasc's names
+            reuse_source: bool = False, basic_block: bool = False,
+            data_format_nz: bool = False) -> None:
+    """``asc.adv.softmax(dst, sum, max, src, tiling, temp_buffer=None, reuse_source=False,
+    basic_block=False, data_format_nz=False)``: per row ``max = rowmax(src)``,
+    ``sum = rowsum(exp(src - max))``, ``dst = exp(src - max) / sum``; ``sum`` and ``max`` hold
+    one 32-byte block per row (the row's value repeated)."""
+    loc = user_location()
+    if data_format_nz:
+        raise KernelError("softmax: the NZ layout (data_format_nz=True) is not simulated; use "
+                          "ND", loc)
+    data, state = src.dtype.name, sum.dtype.name
+    if (data, state) not in TYPE_PAIRS or dst.dtype.name != data or max.dtype.name != state:
+        raise KernelError(f"softmax: src {data}, dst {dst.dtype.name}, sum {state}, max "
+                          f"{max.dtype.name} is not a SoftMax form (all float16, all float32, "
+                          "or float16 data with float32 sum and max)", loc)
+    rows, cols = _softmax_shape(tiling, src, loc)
+    n = rows * cols
+    state_n = _lanes(max) * rows
+
+    def row_softmax(x):
+        x = x.reshape(rows, cols).astype(np.float32)
+        row_max = x.max(axis=1)
+        e = np.exp(x - row_max[:, None])
+        row_sum = e.sum(axis=1, dtype=np.float32)
+        return (e / row_sum[:, None], _broadcast_state(max, row_max),
+                _broadcast_state(sum, row_sum))
+
+    mixed = data != state
+    steps = softmax_flash_v2_steps(rows, cols, mixed, False, bool(basic_block)) + ["div"]
+    scratch = () if temp_buffer is None else (temp_buffer.region(),)
+    sequence("softmax", (dst.region(n), max.region(state_n), sum.region(state_n)),
+             (src.region(n),), row_softmax, steps, count_repeats(n, FP32_BYTES), "float32",
+             loc, scratch=scratch)
+
+
+__all__ = ["SoftMaxShapeInfo", "SoftmaxConfig", "SoftmaxTiling", "softmax", "softmax_flash_v2",
            "softmax_flash_v2_steps"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ascsim.asc.basic.atomic import store_atomic
 from ascsim.asc.context import current_core, user_location
 from ascsim.asc.params import (
     DataCopyEnhancedParams,
@@ -26,9 +27,11 @@ EXTRA_FORMS: dict[type, object] = {}
 
 
 def _copy(op: str, dst, src, bursts: Bursts, loc, pad=None, whole_blocks=False):
-    """Execute one copy of ``bursts`` from ``src`` to ``dst``."""
+    """Execute one copy of ``bursts`` from ``src`` to ``dst`` (atomically when the core's atomic
+    store register is set and ``dst`` is GM)."""
+    atomic = store_atomic(dst, loc) if isinstance(dst, GlobalTensor) else None
     return current_core().execute(Copy(src.region(), dst.region(), bursts, loc, op, pad,
-                                       whole_blocks))
+                                       whole_blocks, atomic=atomic))
 
 
 def _check_block_aligned(op: str, nbytes: int, loc, what: str) -> None:

@@ -199,7 +199,9 @@ def _reduce(name: str, dst, src, work, args, kwargs) -> None:
         repeats = count_repeats(count, src.dtype.sizeof())
     else:
         mask = kwargs.pop("mask", rest.pop(0) if rest else None)
-        repeat_times = kwargs.pop("repeat_times", rest.pop(0) if rest else 1)
+        repeat_times = kwargs.pop("repeat_times", None)
+        if repeat_times is None:  # pyasc's reductions name it repeat_time
+            repeat_times = kwargs.pop("repeat_time", rest.pop(0) if rest else 1)
         rep_stride = int(kwargs.pop("src_rep_stride", rest.pop(0) if rest else 8))
         if rest:
             cal_index = bool(rest.pop(0))

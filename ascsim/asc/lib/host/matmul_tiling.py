@@ -289,8 +289,9 @@ class MatmulApiTilingBase:
                                  schedule_type: ScheduleType = ScheduleType.INNER_PRODUCT,
                                  traverse: MatrixTraverse = MatrixTraverse.NOSET,
                                  en_vec_nd2nz: bool = False, *,
-                                 config_params: MatmulConfigParams | None = None) -> int:
-        """MatmulConfig settings the kernel uses; a traverse other than NOSET applies."""
+                                 config_params: MatmulConfigParams | None = None) -> None:
+        """MatmulConfig settings the kernel uses; a traverse other than NOSET applies. Returns
+        nothing, as CANN's (void) SetMatmulConfigParams; bad arguments raise."""
         method = "set_matmul_config_params"
         if isinstance(mm_config_type, MatmulConfigParams):
             config_params = mm_config_type
@@ -304,7 +305,6 @@ class MatmulApiTilingBase:
         self._recorded["matmul_config"] = config_params
         if config_params.traverse != MatrixTraverse.NOSET:
             self.set_traverse(config_params.traverse)
-        return OK
 
     # --- batch / layout ------------------------------------------------------------------
 
