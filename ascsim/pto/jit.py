@@ -173,6 +173,22 @@ def _key_fields(tiling_key, signature, fn) -> dict:
     return fields
 
 
+def _is_valid(tiling_key):
+    """The tiling key class's ``is_valid(key_tuple)`` filter, bound as PyPTO Pro binds it (to
+    an instance made without ``__init__``, so plain, class and static methods all work), or
+    None."""
+    check = getattr(tiling_key, "is_valid", None)
+    if check is None:
+        return None
+    if not callable(check):
+        raise ValueError(f"tiling_key class '{tiling_key.__name__}' has a non-callable "
+                         "'is_valid' member")
+    raw = inspect.getattr_static(tiling_key, "is_valid")
+    if isinstance(raw, (classmethod, staticmethod)):
+        return check
+    return raw.__get__(object.__new__(tiling_key), tiling_key)
+
+
 class _Launch:
     def __init__(self, kernel: PtoKernel, block_dim: int, stream, tiling, dtypes):
         self.kernel = kernel
@@ -197,8 +213,8 @@ class _Launch:
                                      f"{list(field.values)}")
                 bound[name] = value
             key_tuple = tuple(self.tiling[n] for n in kernel.key_fields)
-            check = getattr(kernel.tiling_key, "is_valid", None)
-            if check is not None and not check(kernel.tiling_key, key_tuple):
+            check = _is_valid(kernel.tiling_key)
+            if check is not None and not check(key_tuple):
                 raise ValueError(f"tiling key {self.tiling} is not a valid combination")
         if kernel.datatype:
             if not self.dtypes:

@@ -26,7 +26,7 @@ import textwrap
 import types
 from collections.abc import Iterable
 
-from ascsim.pto.errors import ParserSyntaxError, UnsupportedFeatureError
+from ascsim.pto.errors import ParserSyntaxError, UndefinedVariableError, UnsupportedFeatureError
 
 SECTION = "__pto_section__"
 CALL = "__pto_call__"
@@ -212,6 +212,11 @@ def rewrite(fn, names: Iterable[str], is_kernel: bool = True):
     keywords and returns the function."""
     node, filename, _ = source_tree(fn)
     names = tuple(names)
+    # Names the function takes from an enclosing function (a kernel defined in a factory):
+    # the recompiled source cannot see those scopes, so their current values are passed in.
+    closure = tuple(n for n in fn.__code__.co_freevars if n not in names)
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    names = names + closure
     node = _Rewriter(filename, is_kernel, _assigned_names(node) | set(names)).visit(node)
     node.decorator_list = []
     # def __pto_factory__(*, <names>): def fn(...): ...; return fn
@@ -227,4 +232,18 @@ def rewrite(fn, names: Iterable[str], is_kernel: bool = True):
     code = compile(module, filename, "exec")
     namespace: dict = {}
     exec(code, fn.__globals__, namespace)  # noqa: S102 - the user's own kernel source
-    return namespace["__pto_factory__"]
+    factory = namespace["__pto_factory__"]
+    if not closure:
+        return factory
+
+    def with_closure(**values):
+        for name in closure:
+            try:
+                values[name] = cells[name].cell_contents
+            except ValueError:
+                raise UndefinedVariableError(
+                    f"name {name!r} of the enclosing function is not bound when "
+                    f"{fn.__qualname__} is launched", (filename, node.lineno)) from None
+        return factory(**values)
+
+    return with_closure

@@ -92,20 +92,32 @@ def inline(fn):
 
 
 # ------------------------------------------------------------------ aggregates
+def _by_value(value):
+    """A struct field's own copy of ``value``: C structs hold arrays by value, so two structs
+    built from one Python list do not share it."""
+    if isinstance(value, (list, tuple)):
+        return [_by_value(v) for v in value]
+    return value
+
+
 class _Struct(types.SimpleNamespace):
-    """``pl.struct(name, field=value, ...)``: named fields, assignable."""
+    """``pl.struct(name, field=value, ...)``: named fields, assignable; list fields are arrays
+    the struct holds by value."""
 
-    def __init__(self, __name="struct", **fields):
-        super().__init__(**fields)
-        object.__setattr__(self, "_struct_name", __name)
+    def __init__(self, struct_name="struct", /, **fields):
+        super().__init__(**{k: _by_value(v) for k, v in fields.items()})
+        object.__setattr__(self, "_struct_name", struct_name)
 
 
-def struct(name="struct", **fields):
+def struct(name="struct", /, **fields):
+    """``pl.struct("Name", field=value, ...)``."""
     return _Struct(name, **fields)
 
 
-def struct_array(n, *args, **fields):
-    return [_Struct("struct", **fields) for _ in builtins.range(int(n))]
+def struct_array(n, name="struct", /, **fields):
+    """``pl.struct_array(N, "Name", field=value, ...)``: ``N`` structs, each with its own copy
+    of the initial values."""
+    return [_Struct(name, **fields) for _ in builtins.range(int(n))]
 
 
 def make_tuple(**fields):
