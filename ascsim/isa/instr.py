@@ -375,6 +375,27 @@ class ScalarOps(NamedTuple):
     loc: Location
 
 
+class Inspect(NamedTuple):
+    """Read elements ``index`` of ``src`` for a debug print (a device-side dump of a buffer or
+    a GM tensor); ``execute`` returns them as an array shaped like ``index`` (None in a
+    timing-only run, which computes no values).
+
+    Semantics: memory is unchanged; ``index`` holds element offsets from ``src.offset``; the
+    read is an access like any other (the checks see it: an unsynchronised dump is a race, a
+    dump of bytes never written is an uninitialised read). ``pipe`` is the pipe that prints
+    (``V`` on an AIV, ``S`` on an AIC, which has no vector unit); on ``S`` the scalar unit
+    goes on once the print is done.
+
+    Cost: ``scalar_ld_st_cycles`` per 32-byte block read, on ``pipe``.
+    """
+
+    src: Region
+    index: np.ndarray
+    pipe: str
+    loc: Location
+    op: str = "inspect"
+
+
 # ============================================================================ synchronisation
 class SetFlag(NamedTuple):
     """Raise event ``event_id`` from pipe ``src`` to pipe ``dst`` once everything queued on
@@ -510,7 +531,7 @@ gate_op = partial(tuple.__new__, GateOp)
 __all__ = [
     "CROSS_CORE_SCOPES", "GATE_ACTIONS", "Copy", "CoreBarrier", "CrossCoreScope", "CrossCoreSet",
     "CrossCoreWait", "CubeProduct", "FixPipe", "GateAction", "GateOp", "Handoff", "IndexedCopy",
-    "Location", "Mmad", "Mutex", "PipeBarrier", "Request", "ScalarLoad", "ScalarOps", "ScalarStore",
-    "SetFlag", "Vector", "VectorCompare", "VectorGather", "VectorReduce", "VectorSelect",
-    "VectorSequence", "WaitFlag", "gate_op",
+    "Inspect", "Location", "Mmad", "Mutex", "PipeBarrier", "Request", "ScalarLoad", "ScalarOps",
+    "ScalarStore", "SetFlag", "Vector", "VectorCompare", "VectorGather", "VectorReduce",
+    "VectorSelect", "VectorSequence", "WaitFlag", "gate_op",
 ]

@@ -139,7 +139,7 @@ for _module in (movement, vector, scalar):
     TILE_OPS.update(_module.OPS)
 TILE_OPS = {name: with_auto_mutex(name, fn) for name, fn in TILE_OPS.items()}
 globals().update(TILE_OPS)
-globals().update(debug.OPS)
+globals().update({name: with_auto_mutex(name, fn) for name, fn in debug.OPS.items()})
 
 #: Backend op names that are not in ``pl.__all__`` but that PyPTO Pro's parser accepts.
 HIDDEN: dict = {}

@@ -62,6 +62,15 @@ def _store_pipe(args, kwargs) -> str:
     return "FIX" if isinstance(src, Tile) and src.space == MemorySpace.Acc else "MTE3"
 
 
+def _dump_pipe(args, kwargs) -> str:
+    """``dump_data`` reads an Acc tile with the fixpipe (into its workspace); anything else
+    with the printing pipe (V on an AIV, the scalar unit on an AIC)."""
+    data = args[0] if args else None
+    if isinstance(data, Tile) and data.space == MemorySpace.Acc:
+        return "FIX"
+    return "V" if current_core().kind == "AIV" else "S"
+
+
 def _fixed(pipe: str):
     return lambda args, kwargs: pipe
 
@@ -72,7 +81,7 @@ OP_PIPES = {"load": _fixed("MTE2"), "load_tile": _fixed("MTE2"), "store": _store
             "matmul": _fixed("M"), "matmul_acc": _fixed("M"), "matmul_mx": _fixed("M"),
             "matmul_mx_acc": _fixed("M"), "matmul_bias": _fixed("M"), "gemv": _fixed("M"),
             "gemv_acc": _fixed("M"), "gemv_bias": _fixed("M"), "getval": _fixed("S"),
-            "setval": _fixed("S")}
+            "setval": _fixed("S"), "dump_data": _dump_pipe}
 _VECTOR_PIPE = _fixed("V")
 
 #: Ops that change a descriptor only and take no tokens.
