@@ -17,6 +17,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ascsim import npu
 from ascsim.pto import parse
 from ascsim.pto.dtypes import TORCH_NAMES, TYPES, DataType
 from ascsim.pto.errors import ParserError, ParserSyntaxError
@@ -279,6 +280,25 @@ class _Launch:
         return report
 
 
+class NzHostArgument:
+    """A tensor ``torch_npu.npu_format_cast`` stored as FRACTAL_NZ: the kernel sees its bytes
+    in the fractal order the device keeps them in, the host its logical values."""
+
+    def __init__(self, name: str, value, memory: DeviceMemory):
+        self.value = value
+        self.storage = npu.nz_storage(value.detach().numpy())
+        self.host = HostArgument(name, self.storage, memory)
+        self.buffer = self.host.buffer
+
+    def copy_back(self) -> None:
+        if not self.buffer.touched:
+            return
+        self.host.copy_back()
+        import torch
+
+        self.value.copy_(torch.from_numpy(npu.nz_logical(self.storage, tuple(self.value.shape))))
+
+
 def _convert(name, value, spec, bound, memory, hosts, datatype_map):
     """A launch argument as the kernel sees it, checked against its annotation."""
     if isinstance(spec, TensorSpec) or isinstance(spec, PtrSpec):
@@ -300,7 +320,9 @@ def _convert(name, value, spec, bound, memory, hosts, datatype_map):
         shape = tuple(value.shape)
         if isinstance(spec, TensorSpec):
             _check_dims(name, spec.dims, shape)
-        host = HostArgument(name, value, memory)
+        host = (NzHostArgument(name, value, memory)
+                if npu.get_npu_format(value) == npu.FORMAT_FRACTAL_NZ
+                else HostArgument(name, value, memory))
         hosts.append(host)
         if isinstance(spec, PtrSpec):
             from ascsim.pto.tensor import GmPointer
