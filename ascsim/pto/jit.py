@@ -18,7 +18,7 @@ from dataclasses import replace
 import numpy as np
 
 from ascsim import npu
-from ascsim.pto import parse
+from ascsim.pto import parse, pipeline
 from ascsim.pto.dtypes import TORCH_NAMES, TYPES, DataType
 from ascsim.pto.errors import ParserError, ParserSyntaxError
 from ascsim.pto.hints import PTO_HINTS
@@ -99,6 +99,7 @@ class PtoKernel:
         self.auto_mutex = bool(options.get("auto_mutex", True))
         self.tiling_key = options.get("tiling_key")
         self.datatype = dict(options.get("datatype") or {})
+        self.pipeline = options.get("pipeline")
         self.signature = inspect.signature(fn)
         self.specs = {name: _annotation(fn, p.annotation)
                       for name, p in self.signature.parameters.items()}
@@ -232,6 +233,7 @@ class _Launch:
     def __call__(self, *args, **kwargs) -> KernelReport:
         kernel = self.kernel
         soc = require_pto_soc()
+        pipeline.check_supported(kernel.pipeline, kernel.kind(), kernel.name)
         try:
             call = kernel.signature.bind(*args, **kwargs)
         except TypeError as exc:

@@ -33,6 +33,7 @@ from ascsim.pto.enums import (
     TensorLayout,
     TilePad,
 )
+from ascsim.pto import pipeline as _pipeline
 from ascsim.pto.errors import UnsupportedFeatureError
 from ascsim.pto.jit import jit
 from ascsim.pto.ops import debug, movement, scalar, sync, vector
@@ -151,6 +152,7 @@ system = types.SimpleNamespace(
     dcci=sync.issue_only("dcci"), set_mm_layout_transform=sync.set_mm_layout_transform,
     **sync.BARRIERS)
 mutex = types.SimpleNamespace(mutex_lock=sync.mutex_lock, mutex_unlock=sync.mutex_unlock)
+pipeline = types.SimpleNamespace(stage=_pipeline.stage, PipelineConfig=_pipeline.PipelineConfig)
 
 
 def __getattr__(name: str):
