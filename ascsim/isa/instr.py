@@ -432,7 +432,9 @@ class CrossCoreSet(NamedTuple):
     ``scope`` decides whose counters the set raises: ``all_of_kind`` -- every core of the
     setter's kind, once all of them have set (a barrier); ``subblock_pair`` -- both AIVs of the
     group, once both have set; ``group`` -- an AIC's set raises both of its AIVs, the AIC is
-    raised once both AIVs have set; ``unicast`` -- the core ``target`` only. A counter holds at
+    raised once both AIVs have set; ``unicast`` -- the core ``target`` only (an AIC target has
+    a flag per AIV: an AIV's unicast set names the AIC's flag, see :class:`CrossCoreWait`,
+    so ``flag`` may go up to ``2*ids-1`` there). A counter holds at
     most 15 unconsumed sets. Cost: issue only; the waiter sees it
     ``cross_core_flag_latency_cycles`` later.
     """
@@ -447,12 +449,17 @@ class CrossCoreSet(NamedTuple):
 class CrossCoreWait(NamedTuple):
     """Hold ``pipe`` until this core's counter of cross-core flag ``flag`` is raised, then take
     one off. A wait that no running core can satisfy is a deadlock report naming the cores,
-    the flag and ``loc``; ``who`` describes, for that report, who should have set it."""
+    the flag and ``loc``; ``who`` describes, for that report, who should have set it.
+
+    ``scope`` "unicast" on an AIC: ``flag`` numbers the AIC's per-AIV intra-block flags, as
+    unicast sets from its AIVs raise them -- ``0 .. ids-1`` from its first AIV and ``ids ..
+    2*ids-1`` from its second (the 950's numbering)."""
 
     flag: int
     pipe: str
     loc: Location
     who: str = ""
+    scope: CrossCoreScope | None = None
 
 
 class CoreBarrier(NamedTuple):

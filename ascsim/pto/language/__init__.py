@@ -11,6 +11,7 @@ import builtins
 import types
 
 from ascsim.pto import dtypes as _dtypes
+from ascsim.pto import pipeline as _pipeline
 from ascsim.pto.dtypes import DataType
 from ascsim.pto.enums import (
     AccPhase,
@@ -33,7 +34,6 @@ from ascsim.pto.enums import (
     TensorLayout,
     TilePad,
 )
-from ascsim.pto import pipeline as _pipeline
 from ascsim.pto.errors import UnsupportedFeatureError
 from ascsim.pto.jit import jit
 from ascsim.pto.ops import debug, movement, scalar, sync, vector
