@@ -18,7 +18,7 @@ from dataclasses import replace
 import numpy as np
 
 from ascsim import npu
-from ascsim.pto import parse, pipeline
+from ascsim.pto import parse, pipeline, tiling_data
 from ascsim.pto.dtypes import TORCH_NAMES, TYPES, DataType
 from ascsim.pto.errors import ParserError, ParserSyntaxError
 from ascsim.pto.hints import PTO_HINTS
@@ -44,6 +44,20 @@ def _section(kind: str) -> bool:
 
 def _tick() -> None:
     current_core().loop_iteration()
+
+
+def _scalar(annotation, value):
+    """``x: <annotation> = value``: with a pl.DT_* annotation, ``value`` as a variable of that
+    type holds it (integers wrap, FP32 rounds); other annotations leave it as it is."""
+    if not isinstance(annotation, DataType) or isinstance(value, (GmTensor,)):
+        return value
+    if annotation.kind == "bool":
+        return bool(value)
+    if annotation.kind == "float":
+        return float(np.asarray(value, dtype=np.float64).astype(annotation.np_dtype))
+    if isinstance(value, float):
+        value = int(value)  # C conversion: toward zero
+    return int(np.asarray(int(value)).astype(annotation.np_dtype))
 
 
 def _annotation(fn, value):
@@ -198,6 +212,8 @@ class _Launch:
         self.stream = stream
         self.tiling = tiling
         self.dtypes = dtypes
+        # Checked here, as PyPTO Pro checks the launch key when the kernel is subscripted.
+        self.bound = self._bound_names()
 
     def _bound_names(self) -> dict:
         kernel = self.kernel
@@ -239,7 +255,8 @@ class _Launch:
         except TypeError as exc:
             raise TypeError(f"kernel {kernel.name}: {exc}") from None
         call.apply_defaults()
-        bound = self._bound_names()
+        _check_tiling_last(kernel.name, call.arguments)
+        bound = self.bound
         memory = DeviceMemory()
         hosts: list[HostArgument] = []
         values = {name: _convert(name, value, kernel.specs.get(name), bound, memory, hosts,
@@ -251,7 +268,7 @@ class _Launch:
                               kind=kernel.kind())
         launch = Launch(config, memory, replace(options, hints=PTO_HINTS))
         launch.shared[AUTO_MUTEX] = kernel.auto_mutex
-        helpers = {parse.SECTION: _section, parse.TICK: _tick}
+        helpers = {parse.SECTION: _section, parse.TICK: _tick, parse.SCALAR: _scalar}
         inliner = Inliner(dict(helpers), bound)
         helpers[parse.CALL] = inliner.helpers[parse.CALL] = inliner
         body = kernel.body(helpers, bound)
@@ -344,8 +361,18 @@ def _convert(name, value, spec, bound, memory, hosts, datatype_map):
             raise TypeError(f"argument {name!r} is {spec!r}: pass an int, got float")
         return int(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.replace(value)
+        return tiling_data.device_copy(value)
     return value
+
+
+def _check_tiling_last(kernel: str, arguments: dict) -> None:
+    """A TilingData instance may only be the last argument (it is serialised after the
+    others)."""
+    values = list(arguments.values())
+    for value in values[:-1]:
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            raise TypeError(f"kernel {kernel}: a TilingData argument "
+                            f"({type(value).__name__}) must be the last parameter")
 
 
 def _check_dims(name: str, dims: tuple, shape: tuple) -> None:

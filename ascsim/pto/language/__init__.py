@@ -136,7 +136,7 @@ const = scalar.const
 
 #: Every tile operation by its ``pl`` name, wrapped for auto_mutex.
 TILE_OPS: dict = {}
-for _module in (movement, vector, scalar):
+for _module in (movement, vector, scalar, _system):
     TILE_OPS.update(_module.OPS)
 TILE_OPS = {name: with_auto_mutex(name, fn) for name, fn in TILE_OPS.items()}
 globals().update(TILE_OPS)
