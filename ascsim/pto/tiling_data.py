@@ -39,6 +39,8 @@ def field_type(annotation) -> FieldType:
         node = ast.parse(annotation, mode="eval").body
     except SyntaxError:
         raise ValueError(f"invalid annotation {annotation!r}") from None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return field_type(node.value)  # a quoted annotation under postponed evaluation
     if isinstance(node, ast.Name):
         if node.id not in SCALARS:
             raise TypeError(f"unsupported scalar type {node.id!r} (int, float or bool)")
