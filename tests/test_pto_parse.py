@@ -172,7 +172,7 @@ class Tiling:
     rows: int
     scale: float
     flags: bool[2]
-    offsets: "int[3]"  # quoted annotations work as well
+    offsets: int[3]  # quoted annotations work as well
 
 
 @pl.jit
