@@ -224,7 +224,13 @@ def is_inlinable(obj) -> bool:
     if not isinstance(obj, types.FunctionType):
         return False
     module = obj.__module__ or ""
-    return not module.startswith(("ascsim", "torch", "numpy", "pytest", "pypto"))
+    return not module.startswith(LIBRARIES)
+
+
+#: Modules whose functions are called, never inlined (ascsim's own operators in
+#: ``ascsim.ops`` are user code and are inlined).
+LIBRARIES = ("ascsim.pto", "ascsim.sim", "ascsim.isa", "ascsim.hw", "torch", "numpy", "pytest",
+             "pypto")
 
 
 def rewrite(fn, names: Iterable[str], is_kernel: bool = True):
@@ -232,12 +238,11 @@ def rewrite(fn, names: Iterable[str], is_kernel: bool = True):
     ``names`` (the rewrite's own helpers, and the names PyPTO Pro binds per launch) as
     keywords and returns the function."""
     node, filename, _ = source_tree(fn)
-    names = tuple(names)
-    # Names the function takes from an enclosing function (a kernel defined in a factory):
-    # the recompiled source cannot see those scopes, so their current values are passed in.
-    closure = tuple(n for n in fn.__code__.co_freevars if n not in names)
+    # Variables of an enclosing function (a kernel defined in a function) stay visible: they
+    # become names of the factory too, bound to their cells' values at each launch.
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-    names = names + closure
+    names = tuple(names)
+    names = (*names, *(name for name in cells if name not in names))
     node = _Rewriter(filename, is_kernel, _assigned_names(node) | set(names)).visit(node)
     node.decorator_list = []
     # def __pto_factory__(*, <names>): def fn(...): ...; return fn
@@ -253,18 +258,18 @@ def rewrite(fn, names: Iterable[str], is_kernel: bool = True):
     code = compile(module, filename, "exec")
     namespace: dict = {}
     exec(code, fn.__globals__, namespace)  # noqa: S102 - the user's own kernel source
-    factory = namespace["__pto_factory__"]
-    if not closure:
-        return factory
+    make = namespace["__pto_factory__"]
+    if not cells:
+        return make
 
-    def with_closure(**values):
-        for name in closure:
-            try:
-                values[name] = cells[name].cell_contents
-            except ValueError:
-                raise UndefinedVariableError(
-                    f"name {name!r} of the enclosing function is not bound when "
-                    f"{fn.__qualname__} is launched", (filename, node.lineno)) from None
-        return factory(**values)
+    def factory(**values):
+        for name, cell in cells.items():
+            if name not in values:
+                try:
+                    values[name] = cell.cell_contents
+                except ValueError:  # not assigned yet in the enclosing function
+                    raise UndefinedVariableError(f"{name!r} is used before it is assigned",
+                                                 (filename, node.lineno)) from None
+        return make(**values)
 
-    return with_closure
+    return factory
