@@ -23,6 +23,7 @@ import sys
 import types
 from dataclasses import dataclass
 
+from ascsim import npu_profiler
 from ascsim.session import SESSION
 
 #: torch functions that take a ``device=`` keyword and create a tensor.
@@ -235,6 +236,66 @@ TORCH_NPU_FUNCTIONS = {
 }
 
 
+#: torch_npu's storage format codes the stand-in knows: the plain (row-major) ones and the
+#: fractal NZ format (``npu_format_cast(t, 29)``).
+FORMAT_NCHW, FORMAT_NHWC, FORMAT_ND, FORMAT_FRACTAL_NZ = 0, 1, 2, 29
+PLAIN_FORMATS = (FORMAT_NCHW, FORMAT_NHWC, FORMAT_ND)
+#: Marks an "NPU" tensor with the storage format ``npu_format_cast`` gave it.
+NPU_FORMAT = "_ascsim_npu_format"
+
+
+def get_npu_format(tensor) -> int:
+    """``torch_npu.get_npu_format(t)``: the storage format (ND unless cast)."""
+    return getattr(tensor, NPU_FORMAT, FORMAT_ND)
+
+
+def npu_format_cast(tensor, acl_format: int):
+    """``torch_npu.npu_format_cast(t, fmt)``: a copy of ``t`` stored in format ``fmt``. The
+    host sees the logical (row-major) values either way; a kernel sees an NZ tensor's bytes in
+    the fractal order (see :func:`nz_storage`)."""
+    fmt = int(acl_format)
+    if fmt not in (*PLAIN_FORMATS, FORMAT_FRACTAL_NZ):
+        raise ValueError(f"npu_format_cast: storage format {fmt} is not simulated (ND=2, "
+                         f"NCHW=0, NHWC=1 and FRACTAL_NZ=29 are)")
+    if fmt == FORMAT_FRACTAL_NZ and tensor.dim() < 2:
+        raise ValueError("npu_format_cast: the FRACTAL_NZ format needs at least 2 dimensions")
+    out = _mark(tensor.clone())
+    setattr(out, NPU_FORMAT, fmt)
+    return out
+
+
+def nz_shape(shape, itemsize: int) -> tuple[int, int, int, int, int, int]:
+    """(batch, column blocks, padded rows, fractal columns c0, rows, cols) of the NZ storage of
+    a tensor of ``shape``: the last two axes as 16-row x 32-byte fractals, column block major."""
+    rows, cols = int(shape[-2]), int(shape[-1])
+    c0 = max(1, 32 // itemsize)
+    batch = 1
+    for d in shape[:-2]:
+        batch *= int(d)
+    return batch, -(-cols // c0), -(-rows // 16) * 16, c0, rows, cols
+
+
+def nz_storage(values):
+    """The bytes a device holds for an NZ-format tensor of logical ``values`` (a numpy array):
+    per batch, column block ``j`` of ``c0`` columns, row ``r`` at ``(j * padded_rows + r) *
+    c0``; padding is zero."""
+    import numpy as np
+
+    batch, blocks, prows, c0, rows, cols = nz_shape(values.shape, values.itemsize)
+    padded = np.zeros((batch, prows, blocks * c0), dtype=values.dtype)
+    padded[:, :rows, :cols] = values.reshape(batch, rows, cols)
+    return np.ascontiguousarray(
+        padded.reshape(batch, prows, blocks, c0).transpose(0, 2, 1, 3)).reshape(-1)
+
+
+def nz_logical(storage, shape):
+    """The logical values of NZ-format ``storage`` (the inverse of :func:`nz_storage`)."""
+    batch, blocks, prows, c0, rows, cols = nz_shape(shape, storage.itemsize)
+    fractal = storage[:batch * blocks * prows * c0].reshape(batch, blocks, prows, c0)
+    plain = fractal.transpose(0, 2, 1, 3).reshape(batch, prows, blocks * c0)
+    return plain[:, :rows, :cols].reshape(tuple(shape))
+
+
 def _missing(module_name: str):
     def __getattr__(name: str):
         if name.startswith("__"):
@@ -257,6 +318,9 @@ def _build_modules():
     torch_npu = types.ModuleType("torch_npu", "torch_npu stand-in: NPU tensors are CPU tensors "
                                  "that the simulator reads and writes.")
     torch_npu.npu = npu
+    torch_npu.npu_format_cast = npu_format_cast
+    torch_npu.get_npu_format = get_npu_format
+    torch_npu.profiler = npu_profiler.build_module()
     torch_npu.__version__ = "ascsim-stand-in"
     torch_npu.__getattr__ = _missing("torch_npu")
     return npu, torch_npu
@@ -273,6 +337,7 @@ def install() -> None:
     torch.npu = npu
     sys.modules["torch.npu"] = npu
     sys.modules["torch_npu"] = torch_npu
+    sys.modules["torch_npu.profiler"] = torch_npu.profiler
     for name in FACTORIES:
         setattr(torch, name, _factory(getattr(torch, name)))
     for name in NEW_TENSOR_METHODS:

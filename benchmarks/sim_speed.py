@@ -6,7 +6,12 @@ the same kind (``np.add`` of two 512-element fp32 arrays into a third) -- the di
 limit of an eager simulator, which makes at least one numpy call per instruction.
 
 Cases: the 8×2048 fp32 vector add (the TQue example), SwiGLU at (2, 1024, 1024) fp32 and the
-fused 1024×256×640 matmul + LeakyReLU (fp16 in, fp32 out; MIX kernel). The ratio
+fused 1024×256×640 matmul + LeakyReLU (fp16 in, fp32 out; MIX kernel). PyPTO-Pro kernels from
+PyPTO Pro's own system tests, when ``PYPTO_FRONTEND`` names that folder
+(``python/tests/st/pypto_pro/frontend`` of hicann/pypto, kept outside the repository, see
+docs/upstream.md): ``tile_vector/test_softmax.py``'s row softmax (2048 x 64 fp32, 32 AIVs, tile
+ops and tile groups) and the quick start's Matmul + Softmax (``docs/test_doc_quickstart.py``,
+48 x 1024, a MIX kernel with a GM workspace), each against torch, on Ascend950PR_9579. The ratio
 "simulated / reference" is what to track: it does not depend on the host machine as much as
 absolute times do. Simulation and reference are timed in alternating rounds (see ``measure``)
 and each reported time is a median over the rounds. Then every kernel launched by each
@@ -22,12 +27,15 @@ import argparse
 import contextlib
 import gc
 import importlib
+import importlib.util
+import os
 import statistics
 import sys
 import time
 import timeit
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -98,6 +106,66 @@ def matmul_case(m: int, k: int, n: int) -> SpeedCase:
         return torch.nn.functional.leaky_relu(a.float() @ b.float() + bias, example.ALPHA)
 
     return SpeedCase(f"matmul+leakyrelu {m}x{k}x{n}", simulate, torch_reference)
+
+
+PTO_SOC = "Ascend950PR_9579"
+#: Environment variable naming PyPTO Pro's ``python/tests/st/pypto_pro/frontend`` folder.
+PYPTO_ENV = "PYPTO_FRONTEND"
+
+
+def _pto_module(relative: str):
+    """An upstream PyPTO-Pro test file imported with the PyPTO Pro names served (None when
+    ``PYPTO_FRONTEND`` is unset)."""
+    root = os.environ.get(PYPTO_ENV)
+    if not root:
+        return None
+    path = Path(root) / relative
+    if not path.is_file():
+        raise FileNotFoundError(f"{PYPTO_ENV}={root}: no {relative} there")
+    from ascsim.runner import install_frontends
+
+    install_frontends()
+    name = "pypto_st_" + path.stem
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _on_pto_soc(fn: Callable[[], object]) -> Callable[[], object]:
+    def run():
+        with SESSION.using_soc(PTO_SOC):
+            return fn()
+    return run
+
+
+def pto_softmax_case(rows: int, cols: int) -> SpeedCase | None:
+    """``tile_vector/test_softmax.py``'s kernel on a rows x cols fp32 input."""
+    module = _pto_module("tile_vector/test_softmax.py")
+    if module is None:
+        return None
+    x = torch.rand(rows, cols) * 8.0 - 4.0
+    y = torch.empty(rows, cols)
+    cores = min(32, -(-rows // module.TILE_ROWS))
+    kernel = module.softmax_tile_group_kernel[None, cores]
+    return SpeedCase(f"pto softmax {rows}x{cols}", _on_pto_soc(lambda: kernel(x, y)),
+                     lambda: torch.softmax(x, dim=-1))
+
+
+def pto_matmul_softmax_case(m: int, n: int) -> SpeedCase | None:
+    """The quick start's Matmul + Softmax (``docs/test_doc_quickstart.py``), m x K_SIZE x n."""
+    module = _pto_module("docs/test_doc_quickstart.py")
+    if module is None:
+        return None
+    a = torch.randn(m, module.K_SIZE, dtype=torch.float16) * 0.1
+    b = torch.randn(module.K_SIZE, n, dtype=torch.float16) * 0.1
+    out = torch.zeros(m, n)
+    workspace = torch.zeros(m, n)
+    kernel = module.matmul_softmax_kernel
+    return SpeedCase(f"pto matmul+softmax {m}x{n}",
+                     _on_pto_soc(lambda: kernel(a, b, out, workspace)),
+                     lambda: torch.softmax(a.float() @ b.float(), dim=-1))
 
 
 @contextlib.contextmanager
@@ -208,16 +276,22 @@ def main(argv: list[str] | None = None) -> int:
     SESSION.request_soc(SOC)
     if args.quick:
         cases = [add_case(2 * 1024), swiglu_case((2, 4, 256)), matmul_case(512, 256, 256)]
+        pto_cases = [pto_softmax_case(64, 64), pto_matmul_softmax_case(32, 64)]
         repeats = 1
     else:
         cases = [add_case(8 * 2048), swiglu_case((2, 1024, 1024)), matmul_case(1024, 256, 640)]
+        pto_cases = [pto_softmax_case(2048, 64), pto_matmul_softmax_case(48, 1024)]
         repeats = REPEATS
+    cases += [case for case in pto_cases if case is not None]
     per_instr, count = per_instruction(cases[1], repeats)
     bare = bare_numpy_add_seconds()
     print(f"cost of one simulated instruction ({cases[1].name}, {count} instructions, checks "
           f"on): {per_instr * 1e6:.1f} us = {_times(per_instr / bare)} one bare np.add of 512 "
           f"fp32 ({bare * 1e6:.2f} us)\n")
-    print(f"simulator speed on {SOC} (median of {repeats}; reference: numpy, torch for matmul):")
+    print(f"simulator speed on {SOC}, PyPTO-Pro cases on {PTO_SOC} (median of {repeats}; "
+          "reference: numpy, torch for matmul and the PyPTO-Pro cases):")
+    if not os.environ.get(PYPTO_ENV):
+        print(f"(set {PYPTO_ENV} to PyPTO Pro's frontend test folder for the PyPTO-Pro cases)")
     print(f"{'case':<32}{'simulated ms':>14}{'ref ms':>12}{'ratio':>10}  rounds' ratios")
     for case in cases:
         m = measure(case, repeats)

@@ -95,8 +95,8 @@ def test_set_device_accepts_npu_names_and_indices_only():
 def test_unprovided_names_say_so():
     import torch_npu
 
-    with pytest.raises(AttributeError, match="npu_format_cast is not provided by ascsim"):
-        torch_npu.npu_format_cast  # noqa: B018 - the attribute access is the test
+    with pytest.raises(AttributeError, match="npu_rms_norm is not provided by ascsim"):
+        torch_npu.npu_rms_norm  # noqa: B018 - the attribute access is the test
     with pytest.raises(AttributeError, match="torch.npu.Event is not provided"):
         torch.npu.Event  # noqa: B018
 

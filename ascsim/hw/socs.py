@@ -330,6 +330,9 @@ _DAV_C310 = replace(
     l0a_layout="NZ",  # [S3] ascend-hw §2.2: Mmad reads L0A in NZ on 3510
     l1_to_l0a_transpose=False,  # [S3] ascend-hw §2.3: the L1->L0A transpose was removed
     mte2_dn2nz=True,  # [S3] DN2NZ on the GM->L1 path
+    # CANN 9.0 Ascend C API page GetSsbufBaseAddr: 3 KB, shared 1:2 by AIC and AIVs in MIX
+    # mode, 1 KB per core otherwise.
+    ssbuf_bytes=3 * KiB,
     ccec_arch="dav-c310",  # [S13] ini CCEC_AIC_version=dav-c310-cube / dav-c310-vec
     ub_bytes=253952,  # [S13] ini ub_size (248 KB usable of 256 KB physical [S3], §7.6)
     l1_bytes=524288,  # [S13] ini l1_size

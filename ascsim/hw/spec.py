@@ -372,6 +372,9 @@ class SocSpec:
     Sync and vector shape:
         event_ids: hardware event ids per HardEvent (0..event_ids-1).
         cross_core_flag_ids: CrossCore flag ids per mode.
+        ssbuf_bytes: the SSBuffer, a small scalar-accessed memory the AIC and AIVs of one
+            AI Core share (0: none). In a MIX launch the three cores share all of it; in a
+            single-kind launch each core has a third.
         data_block_bytes: bytes of one vector DataBlock (32).
         vector_repeat_bytes: bytes per vector repeat (8 DataBlocks).
         max_repeat_times: largest repeatTime of one vector instruction.
@@ -421,6 +424,7 @@ class SocSpec:
     gm_recommended_alignment: int = 512
     event_ids: int = 8
     cross_core_flag_ids: int = 16
+    ssbuf_bytes: int = 0
     data_block_bytes: int = DATA_BLOCK_BYTES
     vector_repeat_bytes: int = VECTOR_REPEAT_BYTES
     max_repeat_times: int = MAX_REPEAT_TIMES

@@ -377,6 +377,27 @@ class ScalarOps(NamedTuple):
     loc: Location
 
 
+class Inspect(NamedTuple):
+    """Read elements ``index`` of ``src`` for a debug print (a device-side dump of a buffer or
+    a GM tensor); ``execute`` returns them as an array shaped like ``index`` (None in a
+    timing-only run, which computes no values).
+
+    Semantics: memory is unchanged; ``index`` holds element offsets from ``src.offset``; the
+    read is an access like any other (the checks see it: an unsynchronised dump is a race, a
+    dump of bytes never written is an uninitialised read). ``pipe`` is the pipe that prints
+    (``V`` on an AIV, ``S`` on an AIC, which has no vector unit); on ``S`` the scalar unit
+    goes on once the print is done.
+
+    Cost: ``scalar_ld_st_cycles`` per 32-byte block read, on ``pipe``.
+    """
+
+    src: Region
+    index: np.ndarray
+    pipe: str
+    loc: Location
+    op: str = "inspect"
+
+
 # ============================================================================ synchronisation
 class SetFlag(NamedTuple):
     """Raise event ``event_id`` from pipe ``src`` to pipe ``dst`` once everything queued on
@@ -413,7 +434,9 @@ class CrossCoreSet(NamedTuple):
     ``scope`` decides whose counters the set raises: ``all_of_kind`` -- every core of the
     setter's kind, once all of them have set (a barrier); ``subblock_pair`` -- both AIVs of the
     group, once both have set; ``group`` -- an AIC's set raises both of its AIVs, the AIC is
-    raised once both AIVs have set; ``unicast`` -- the core ``target`` only. A counter holds at
+    raised once both AIVs have set; ``unicast`` -- the core ``target`` only (an AIC target has
+    a flag per AIV: an AIV's unicast set names the AIC's flag, see :class:`CrossCoreWait`,
+    so ``flag`` may go up to ``2*ids-1`` there). A counter holds at
     most 15 unconsumed sets. Cost: issue only; the waiter sees it
     ``cross_core_flag_latency_cycles`` later.
     """
@@ -428,12 +451,17 @@ class CrossCoreSet(NamedTuple):
 class CrossCoreWait(NamedTuple):
     """Hold ``pipe`` until this core's counter of cross-core flag ``flag`` is raised, then take
     one off. A wait that no running core can satisfy is a deadlock report naming the cores,
-    the flag and ``loc``; ``who`` describes, for that report, who should have set it."""
+    the flag and ``loc``; ``who`` describes, for that report, who should have set it.
+
+    ``scope`` "unicast" on an AIC: ``flag`` numbers the AIC's per-AIV intra-block flags, as
+    unicast sets from its AIVs raise them -- ``0 .. ids-1`` from its first AIV and ``ids ..
+    2*ids-1`` from its second (the 950's numbering)."""
 
     flag: int
     pipe: str
     loc: Location
     who: str = ""
+    scope: CrossCoreScope | None = None
 
 
 class CoreBarrier(NamedTuple):
@@ -512,7 +540,7 @@ gate_op = partial(tuple.__new__, GateOp)
 __all__ = [
     "CROSS_CORE_SCOPES", "GATE_ACTIONS", "Copy", "CoreBarrier", "CrossCoreScope", "CrossCoreSet",
     "CrossCoreWait", "CubeProduct", "FixPipe", "GateAction", "GateOp", "Handoff", "IndexedCopy",
-    "Location", "Mmad", "Mutex", "PipeBarrier", "Request", "ScalarLoad", "ScalarOps", "ScalarStore",
-    "SetFlag", "Vector", "VectorCompare", "VectorGather", "VectorReduce", "VectorSelect",
-    "VectorSequence", "WaitFlag", "gate_op",
+    "Inspect", "Location", "Mmad", "Mutex", "PipeBarrier", "Request", "ScalarLoad", "ScalarOps",
+    "ScalarStore", "SetFlag", "Vector", "VectorCompare", "VectorGather", "VectorReduce",
+    "VectorSelect", "VectorSequence", "WaitFlag", "gate_op",
 ]

@@ -17,7 +17,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from ascsim.pto import parse
+from ascsim import npu
+from ascsim.pto import parse, pipeline, tiling_data
 from ascsim.pto.dtypes import TORCH_NAMES, TYPES, DataType
 from ascsim.pto.errors import ParserError, ParserSyntaxError
 from ascsim.pto.hints import PTO_HINTS
@@ -43,6 +44,20 @@ def _section(kind: str) -> bool:
 
 def _tick() -> None:
     current_core().loop_iteration()
+
+
+def _scalar(annotation, value):
+    """``x: <annotation> = value``: with a pl.DT_* annotation, ``value`` as a variable of that
+    type holds it (integers wrap, FP32 rounds); other annotations leave it as it is."""
+    if not isinstance(annotation, DataType) or isinstance(value, (GmTensor,)):
+        return value
+    if annotation.kind == "bool":
+        return bool(value)
+    if annotation.kind == "float":
+        return float(np.asarray(value, dtype=np.float64).astype(annotation.np_dtype))
+    if isinstance(value, float):
+        value = int(value)  # C conversion: toward zero
+    return int(np.asarray(int(value)).astype(annotation.np_dtype))
 
 
 def _annotation(fn, value):
@@ -98,6 +113,7 @@ class PtoKernel:
         self.auto_mutex = bool(options.get("auto_mutex", True))
         self.tiling_key = options.get("tiling_key")
         self.datatype = dict(options.get("datatype") or {})
+        self.pipeline = options.get("pipeline")
         self.signature = inspect.signature(fn)
         self.specs = {name: _annotation(fn, p.annotation)
                       for name, p in self.signature.parameters.items()}
@@ -173,6 +189,22 @@ def _key_fields(tiling_key, signature, fn) -> dict:
     return fields
 
 
+def _is_valid(tiling_key):
+    """The tiling key class's ``is_valid(key_tuple)`` filter, bound as PyPTO Pro binds it (to
+    an instance made without ``__init__``, so plain, class and static methods all work), or
+    None."""
+    check = getattr(tiling_key, "is_valid", None)
+    if check is None:
+        return None
+    if not callable(check):
+        raise ValueError(f"tiling_key class '{tiling_key.__name__}' has a non-callable "
+                         "'is_valid' member")
+    raw = inspect.getattr_static(tiling_key, "is_valid")
+    if isinstance(raw, (classmethod, staticmethod)):
+        return check
+    return raw.__get__(object.__new__(tiling_key), tiling_key)
+
+
 class _Launch:
     def __init__(self, kernel: PtoKernel, block_dim: int, stream, tiling, dtypes):
         self.kernel = kernel
@@ -180,6 +212,8 @@ class _Launch:
         self.stream = stream
         self.tiling = tiling
         self.dtypes = dtypes
+        # Checked here, as PyPTO Pro checks the launch key when the kernel is subscripted.
+        self.bound = self._bound_names()
 
     def _bound_names(self) -> dict:
         kernel = self.kernel
@@ -197,8 +231,8 @@ class _Launch:
                                      f"{list(field.values)}")
                 bound[name] = value
             key_tuple = tuple(self.tiling[n] for n in kernel.key_fields)
-            check = getattr(kernel.tiling_key, "is_valid", None)
-            if check is not None and not check(kernel.tiling_key, key_tuple):
+            check = _is_valid(kernel.tiling_key)
+            if check is not None and not check(key_tuple):
                 raise ValueError(f"tiling key {self.tiling} is not a valid combination")
         if kernel.datatype:
             if not self.dtypes:
@@ -215,12 +249,14 @@ class _Launch:
     def __call__(self, *args, **kwargs) -> KernelReport:
         kernel = self.kernel
         soc = require_pto_soc()
+        pipeline.check_supported(kernel.pipeline, kernel.kind(), kernel.name)
         try:
             call = kernel.signature.bind(*args, **kwargs)
         except TypeError as exc:
             raise TypeError(f"kernel {kernel.name}: {exc}") from None
         call.apply_defaults()
-        bound = self._bound_names()
+        _check_tiling_last(kernel.name, call.arguments)
+        bound = self.bound
         memory = DeviceMemory()
         hosts: list[HostArgument] = []
         values = {name: _convert(name, value, kernel.specs.get(name), bound, memory, hosts,
@@ -232,7 +268,7 @@ class _Launch:
                               kind=kernel.kind())
         launch = Launch(config, memory, replace(options, hints=PTO_HINTS))
         launch.shared[AUTO_MUTEX] = kernel.auto_mutex
-        helpers = {parse.SECTION: _section, parse.TICK: _tick}
+        helpers = {parse.SECTION: _section, parse.TICK: _tick, parse.SCALAR: _scalar}
         inliner = Inliner(dict(helpers), bound)
         helpers[parse.CALL] = inliner.helpers[parse.CALL] = inliner
         body = kernel.body(helpers, bound)
@@ -263,6 +299,25 @@ class _Launch:
         return report
 
 
+class NzHostArgument:
+    """A tensor ``torch_npu.npu_format_cast`` stored as FRACTAL_NZ: the kernel sees its bytes
+    in the fractal order the device keeps them in, the host its logical values."""
+
+    def __init__(self, name: str, value, memory: DeviceMemory):
+        self.value = value
+        self.storage = npu.nz_storage(value.detach().numpy())
+        self.host = HostArgument(name, self.storage, memory)
+        self.buffer = self.host.buffer
+
+    def copy_back(self) -> None:
+        if not self.buffer.touched:
+            return
+        self.host.copy_back()
+        import torch
+
+        self.value.copy_(torch.from_numpy(npu.nz_logical(self.storage, tuple(self.value.shape))))
+
+
 def _convert(name, value, spec, bound, memory, hosts, datatype_map):
     """A launch argument as the kernel sees it, checked against its annotation."""
     if isinstance(spec, TensorSpec) or isinstance(spec, PtrSpec):
@@ -284,7 +339,9 @@ def _convert(name, value, spec, bound, memory, hosts, datatype_map):
         shape = tuple(value.shape)
         if isinstance(spec, TensorSpec):
             _check_dims(name, spec.dims, shape)
-        host = HostArgument(name, value, memory)
+        host = (NzHostArgument(name, value, memory)
+                if npu.get_npu_format(value) == npu.FORMAT_FRACTAL_NZ
+                else HostArgument(name, value, memory))
         hosts.append(host)
         if isinstance(spec, PtrSpec):
             from ascsim.pto.tensor import GmPointer
@@ -304,8 +361,18 @@ def _convert(name, value, spec, bound, memory, hosts, datatype_map):
             raise TypeError(f"argument {name!r} is {spec!r}: pass an int, got float")
         return int(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.replace(value)
+        return tiling_data.device_copy(value)
     return value
+
+
+def _check_tiling_last(kernel: str, arguments: dict) -> None:
+    """A TilingData instance may only be the last argument (it is serialised after the
+    others)."""
+    values = list(arguments.values())
+    for value in values[:-1]:
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            raise TypeError(f"kernel {kernel}: a TilingData argument "
+                            f"({type(value).__name__}) must be the last parameter")
 
 
 def _check_dims(name: str, dims: tuple, shape: tuple) -> None:

@@ -11,8 +11,11 @@ Python, and the rest is rewritten here:
   rewritten by the same rules (its sections and loops too);
 * names PyPTO Pro binds itself -- tiling-key fields and ``datatype`` variables -- are bound
   to the launch's values (as closure variables, so module globals stay live);
+* an annotated local, ``x: pl.DT_INT32 = v``, holds ``v`` converted to that type (a C
+  variable of that type);
 * kernels may not return a value; constructs outside PyPTO Pro's subset are refused with its
-  diagnostic class and the kernel's ``file:line``.
+  diagnostic class and the kernel's ``file:line`` (a dict literal with ParserTypeError, as
+  PyPTO Pro's parser reports it).
 
 The rewritten function is compiled with the kernel's file name and line numbers, so tracebacks
 and findings point at the user's source.
@@ -26,11 +29,17 @@ import textwrap
 import types
 from collections.abc import Iterable
 
-from ascsim.pto.errors import ParserSyntaxError, UndefinedVariableError, UnsupportedFeatureError
+from ascsim.pto.errors import (
+    ParserSyntaxError,
+    ParserTypeError,
+    UndefinedVariableError,
+    UnsupportedFeatureError,
+)
 
 SECTION = "__pto_section__"
 CALL = "__pto_call__"
 TICK = "__pto_tick__"
+SCALAR = "__pto_scalar__"
 SECTIONS = {"section_cube": "cube", "section_vector": "vector"}
 
 # Python that PyPTO Pro's parser does not accept inside kernels.
@@ -124,6 +133,18 @@ class _Rewriter(ast.NodeTransformer):
         self.generic_visit(node)
         node.body.insert(0, self._tick(node))
         return node
+
+    def visit_Dict(self, node):
+        self._fail(ParserTypeError, node, "Unsupported closure variable type: dict (dict "
+                   "literals are not supported in PyPTO kernels)")
+
+    def visit_AnnAssign(self, node):
+        self.generic_visit(node)
+        if node.value is None or not isinstance(node.target, ast.Name):
+            return node
+        value = ast.Call(ast.Name(SCALAR, ast.Load()), [node.annotation, node.value], [])
+        return ast.copy_location(ast.Assign([node.target], ast.copy_location(value, node)),
+                                 node)
 
     def visit_Return(self, node):
         if self.is_kernel and node.value is not None:

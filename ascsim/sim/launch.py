@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from ascsim.hw import SocSpec
+from ascsim.isa.errors import KernelError
 from ascsim.sim import execute as _execute  # noqa: F401 - fills Core.execute's dispatch table
 from ascsim.sim.checks import KernelChecks
 from ascsim.sim.core import PIPES, Core
 from ascsim.sim.findings import FindingLog
 from ascsim.sim.l2 import L2Cache
-from ascsim.sim.memory import DeviceMemory
+from ascsim.sim.memory import DeviceMemory, LocalMemory
 from ascsim.sim.placements import Placements
 from ascsim.sim.profile import build_profile
 from ascsim.sim.report import CoreReport, KernelReport
@@ -192,6 +193,22 @@ class Launch:
             buffers = self.memory.buffers
             self.l2_cache = L2Cache(self.soc.l2_bytes, lambda bid: buffers[bid].capacity)
         return self.l2_cache
+
+    def ssbuf(self, core, loc):
+        """The SSBuffer ``core`` addresses (see ``SocSpec.ssbuf_bytes``): in a MIX launch the
+        one its AI Core's three cores share (it lives with the AIC), otherwise its own third.
+        Made on first use."""
+        size = self.soc.ssbuf_bytes
+        if not size:
+            raise KernelError(f"{self.soc.name} has no SSBuffer", loc)
+        if self.kind == "MIX":
+            owner = core if core.kind == "AIC" else self.partner(core, "AIC")
+        else:
+            owner, size = core, size // 3
+        mem = owner.mem.get("SSBUF")
+        if mem is None:
+            mem = owner.mem["SSBUF"] = LocalMemory("SSBUF", size, owner.core_id)
+        return mem
 
     def partner(self, core, kind: str, sub_block: int = 0):
         """The core of ``kind`` (the AIV of ``sub_block``) in ``core``'s group, or None."""

@@ -302,8 +302,10 @@ def _check_mix(core, what: str, loc) -> None:
             "Cross-core flags are only wired up by the hardware scheduler of MIX kernels", loc)
 
 
-def _check_flag(core, flag: int, loc) -> int:
-    limit = core.soc.cross_core_flag_ids
+def _check_flag(core, flag: int, loc, per_aiv: bool = False) -> int:
+    """``flag`` checked against the SoC's flag ids; ``per_aiv``: an AIC's unicast flags, one
+    set of ids per AIV of its group (see :class:`~ascsim.isa.CrossCoreWait`)."""
+    limit = core.soc.cross_core_flag_ids * (2 if per_aiv else 1)
     if not 0 <= flag < limit:
         raise KernelError(f"cross-core flag id {flag} is outside [0, {limit})", loc)
     return flag
@@ -312,7 +314,11 @@ def _check_flag(core, flag: int, loc) -> int:
 def execute_cross_core_set(core, rec: CrossCoreSet) -> None:
     loc = rec.loc
     _check_mix(core, "a cross-core flag set", loc)
-    flag = _check_flag(core, int(rec.flag), loc)
+    target = rec.target
+    to_aic = (rec.scope == "unicast" and target is not None
+              and 0 <= target < len(core.launch.cores)
+              and core.launch.cores[target].kind == "AIC")
+    flag = _check_flag(core, int(rec.flag), loc, per_aiv=to_aic)
     pipe = rec.pipe
     if pipe not in SET_PIPES:
         core.launch.findings.report(
@@ -344,7 +350,8 @@ def execute_cross_core_set(core, rec: CrossCoreSet) -> None:
 def execute_cross_core_wait(core, rec: CrossCoreWait) -> None:
     loc = rec.loc
     _check_mix(core, "a cross-core flag wait", loc)
-    flag = _check_flag(core, int(rec.flag), loc)
+    flag = _check_flag(core, int(rec.flag), loc,
+                       per_aiv=rec.scope == "unicast" and core.kind == "AIC")
     pipe = rec.pipe
     core.call_overhead()
     counter = core.launch.cross_core.counter(core.core_id, flag)

@@ -11,6 +11,7 @@ import builtins
 import types
 
 from ascsim.pto import dtypes as _dtypes
+from ascsim.pto import pipeline as _pipeline
 from ascsim.pto.dtypes import DataType
 from ascsim.pto.enums import (
     AccPhase,
@@ -92,20 +93,32 @@ def inline(fn):
 
 
 # ------------------------------------------------------------------ aggregates
+def _by_value(value):
+    """A struct field's own copy of ``value``: C structs hold arrays by value, so two structs
+    built from one Python list do not share it."""
+    if isinstance(value, (list, tuple)):
+        return [_by_value(v) for v in value]
+    return value
+
+
 class _Struct(types.SimpleNamespace):
-    """``pl.struct(name, field=value, ...)``: named fields, assignable."""
+    """``pl.struct(name, field=value, ...)``: named fields, assignable; list fields are arrays
+    the struct holds by value."""
 
-    def __init__(self, __name="struct", **fields):
-        super().__init__(**fields)
-        object.__setattr__(self, "_struct_name", __name)
+    def __init__(self, struct_name="struct", /, **fields):
+        super().__init__(**{k: _by_value(v) for k, v in fields.items()})
+        object.__setattr__(self, "_struct_name", struct_name)
 
 
-def struct(name="struct", **fields):
+def struct(name="struct", /, **fields):
+    """``pl.struct("Name", field=value, ...)``."""
     return _Struct(name, **fields)
 
 
-def struct_array(n, *args, **fields):
-    return [_Struct("struct", **fields) for _ in builtins.range(int(n))]
+def struct_array(n, name="struct", /, **fields):
+    """``pl.struct_array(N, "Name", field=value, ...)``: ``N`` structs, each with its own copy
+    of the initial values."""
+    return [_Struct(name, **fields) for _ in builtins.range(int(n))]
 
 
 def make_tuple(**fields):
@@ -123,11 +136,11 @@ const = scalar.const
 
 #: Every tile operation by its ``pl`` name, wrapped for auto_mutex.
 TILE_OPS: dict = {}
-for _module in (movement, vector, scalar):
+for _module in (movement, vector, scalar, _system):
     TILE_OPS.update(_module.OPS)
 TILE_OPS = {name: with_auto_mutex(name, fn) for name, fn in TILE_OPS.items()}
 globals().update(TILE_OPS)
-globals().update(debug.OPS)
+globals().update({name: with_auto_mutex(name, fn) for name, fn in debug.OPS.items()})
 
 #: Backend op names that are not in ``pl.__all__`` but that PyPTO Pro's parser accepts.
 HIDDEN: dict = {}
@@ -139,6 +152,7 @@ system = types.SimpleNamespace(
     dcci=sync.issue_only("dcci"), set_mm_layout_transform=sync.set_mm_layout_transform,
     **sync.BARRIERS)
 mutex = types.SimpleNamespace(mutex_lock=sync.mutex_lock, mutex_unlock=sync.mutex_unlock)
+pipeline = types.SimpleNamespace(stage=_pipeline.stage, PipelineConfig=_pipeline.PipelineConfig)
 
 
 def __getattr__(name: str):

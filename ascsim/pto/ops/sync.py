@@ -62,6 +62,15 @@ def _store_pipe(args, kwargs) -> str:
     return "FIX" if isinstance(src, Tile) and src.space == MemorySpace.Acc else "MTE3"
 
 
+def _dump_pipe(args, kwargs) -> str:
+    """``dump_data`` reads an Acc tile with the fixpipe (into its workspace); anything else
+    with the printing pipe (V on an AIV, the scalar unit on an AIC)."""
+    data = args[0] if args else None
+    if isinstance(data, Tile) and data.space == MemorySpace.Acc:
+        return "FIX"
+    return "V" if current_core().kind == "AIV" else "S"
+
+
 def _fixed(pipe: str):
     return lambda args, kwargs: pipe
 
@@ -72,7 +81,7 @@ OP_PIPES = {"load": _fixed("MTE2"), "load_tile": _fixed("MTE2"), "store": _store
             "matmul": _fixed("M"), "matmul_acc": _fixed("M"), "matmul_mx": _fixed("M"),
             "matmul_mx_acc": _fixed("M"), "matmul_bias": _fixed("M"), "gemv": _fixed("M"),
             "gemv_acc": _fixed("M"), "gemv_bias": _fixed("M"), "getval": _fixed("S"),
-            "setval": _fixed("S")}
+            "setval": _fixed("S"), "dump_data": _dump_pipe}
 _VECTOR_PIPE = _fixed("V")
 
 #: Ops that change a descriptor only and take no tokens.
@@ -203,43 +212,80 @@ def _cross_pipe(pipe, what: str, loc) -> str:
     return name
 
 
+def _partner(core, kind: str, sub: int, loc):
+    found = core.launch.partner(core, kind, sub)
+    if found is None:
+        raise KernelError("an intra-block cross-core flag (INTRA_BLOCK, UNICAST_BLOCK) "
+                          "synchronises the AIC and AIVs of one block: it needs a MIX kernel "
+                          "(both pl.section_cube and pl.section_vector)", loc)
+    return found
+
+
+def _check_event(core, mode, event_id, what: str, loc) -> int:
+    """The event id, in [0, 16) -- or [0, 32) for an AIC's UNICAST_BLOCK flags, which name
+    their AIV as PyPTO Pro does on the 950 (AIV1's flag is id + 16)."""
+    unicast_aic = core.kind == "AIC" and mode == CrossCoreSyncMode.UNICAST_BLOCK
+    return _event(event_id, what, loc, 2 * AIV1_OFFSET if unicast_aic else AIV1_OFFSET)
+
+
 def set_cross_core(*, pipe, event_id, sync_mode=CrossCoreSyncMode.INTRA_BLOCK) -> None:
     """``pl.system.set_cross_core``: raise cross-core flag ``event_id`` once ``pipe``'s queued
-    work has completed, for the cores ``sync_mode`` names."""
+    work has completed, for the cores ``sync_mode`` names.
+
+    Intra-block flags follow the 950's numbering: an AIC has one set of flags per AIV (AIV1's
+    are id + 16 on the AIC side). An AIV's set raises its own flag on the AIC; the AIC's
+    INTRA_BLOCK set raises flag ``id`` on both AIVs, its UNICAST_BLOCK set flag ``id % 16`` on
+    AIV ``id // 16``."""
     loc = user_location()
     core = current_core()
     mode = CrossCoreSyncMode(sync_mode)
     pipe_name = _cross_pipe(pipe, "set_cross_core", loc)
-    event = _event(event_id, "set_cross_core", loc, 32 if core.kind == "AIC" else 16)
-    target = None
-    if mode == CrossCoreSyncMode.UNICAST_BLOCK:
-        if core.kind == "AIC":
-            aiv = core.launch.partner(core, "AIV", 1 if event >= AIV1_OFFSET else 0)
-            target = None if aiv is None else aiv.core_id
-        else:
-            aic = core.launch.partner(core, "AIC")
-            target = None if aic is None else aic.core_id
-        if target is None:
-            raise KernelError("set_cross_core UNICAST_BLOCK needs a MIX kernel", loc)
-    core.execute(CrossCoreSet(event % AIV1_OFFSET, MODE_SCOPES[mode], pipe_name, loc, target))
+    event = _check_event(core, mode, event_id, "set_cross_core", loc)
+    execute = core.execute
+    if mode in (CrossCoreSyncMode.INTER_BLOCK, CrossCoreSyncMode.INTER_SUBBLOCK):
+        execute(CrossCoreSet(event, MODE_SCOPES[mode], pipe_name, loc))
+    elif core.kind == "AIV":
+        aic = _partner(core, "AIC", 0, loc)
+        execute(CrossCoreSet(event + AIV1_OFFSET * core.sub_block_idx, "unicast", pipe_name,
+                             loc, aic.core_id))
+    elif mode == CrossCoreSyncMode.INTRA_BLOCK:
+        for sub in (0, 1):
+            execute(CrossCoreSet(event, "unicast", pipe_name, loc,
+                                 _partner(core, "AIV", sub, loc).core_id))
+    else:
+        aiv = _partner(core, "AIV", event // AIV1_OFFSET, loc)
+        execute(CrossCoreSet(event % AIV1_OFFSET, "unicast", pipe_name, loc, aiv.core_id))
 
 
 def wait_cross_core(*, pipe, event_id, sync_mode=CrossCoreSyncMode.INTRA_BLOCK) -> None:
     """``pl.system.wait_cross_core``: hold ``pipe`` until cross-core flag ``event_id`` is
-    raised for this core, and take one set off its counter."""
+    raised for this core, and take one set off its counter. The AIC's INTRA_BLOCK wait takes
+    one set from each AIV (flags ``id`` and ``id + 16``); its UNICAST_BLOCK wait one from AIV
+    ``id // 16``."""
     loc = user_location()
     core = current_core()
     mode = CrossCoreSyncMode(sync_mode)
     pipe_name = _cross_pipe(pipe, "wait_cross_core", loc)
-    event = _event(event_id, "wait_cross_core", loc, 32 if core.kind == "AIC" else 16)
-    who = {CrossCoreSyncMode.INTER_BLOCK: f"every {core.kind} (INTER_BLOCK)",
-           CrossCoreSyncMode.INTER_SUBBLOCK: "the other AIV of the block (INTER_SUBBLOCK)",
-           CrossCoreSyncMode.INTRA_BLOCK: ("both AIVs of the block (INTRA_BLOCK)"
-                                           if core.kind == "AIC" else
-                                           "the block's AIC (INTRA_BLOCK)"),
-           CrossCoreSyncMode.UNICAST_BLOCK: "the partner core (UNICAST_BLOCK)"}[mode]
-    core.execute(CrossCoreWait(event % AIV1_OFFSET, pipe_name, loc,
-                               f"{who}, set_cross_core(event_id={event})"))
+    event = _check_event(core, mode, event_id, "wait_cross_core", loc)
+    execute = core.execute
+    if mode == CrossCoreSyncMode.INTER_BLOCK:
+        execute(CrossCoreWait(event, pipe_name, loc, f"every {core.kind} (INTER_BLOCK), "
+                              f"set_cross_core(event_id={event})"))
+    elif mode == CrossCoreSyncMode.INTER_SUBBLOCK:
+        execute(CrossCoreWait(event, pipe_name, loc, "the other AIV of the block "
+                              f"(INTER_SUBBLOCK), set_cross_core(event_id={event})"))
+    elif core.kind == "AIV":
+        _partner(core, "AIC", 0, loc)
+        execute(CrossCoreWait(event, pipe_name, loc, f"the block's AIC ({mode.name}), "
+                              f"set_cross_core(event_id={event})"))
+    else:
+        subs = (0, 1) if mode == CrossCoreSyncMode.INTRA_BLOCK else (event // AIV1_OFFSET,)
+        for sub in subs:
+            _partner(core, "AIV", sub, loc)
+            execute(CrossCoreWait(event % AIV1_OFFSET + AIV1_OFFSET * sub, pipe_name, loc,
+                                  f"AIV{sub} of the block ({mode.name}), "
+                                  f"set_cross_core(event_id={event % AIV1_OFFSET})",
+                                  "unicast"))
 
 
 def sync_all(workspaces=None, *, core_type=SyncCoreType.MIX, mode=SyncAllMode.HARD,
