@@ -82,6 +82,7 @@ VECTOR_OPS: dict[str, VectorOp] = {
     "rem": VectorOp(np.fmod, "div"),
     "add_relu": VectorOp(lambda a, b: _relu(a + b), "add"),
     "sub_relu": VectorOp(lambda a, b: _relu(a - b), "sub"),
+    "expdif": VectorOp(lambda a, b: np.exp(a - b), "exp"),  # exp(a - b) in one pass
     # with a scalar
     "adds": VectorOp(np.add, "adds"),
     "muls": VectorOp(np.multiply, "muls"),
