@@ -73,6 +73,8 @@ def run(op: str, outs: tuple, ins: tuple, fn, steps: tuple, dtype, loc, scratch=
         return tuple(_placed(o, r) for o, r in zip(out_offs, results))
 
     repeats = max(n for _, n in steps)
+    lanes = tuple(o.reshape(-1) for o in (*out_offs, *in_offs))
     current_core().execute(VectorSequence(
         op, tuple(w.region for w in outs), tuple(w.region for w in ins), compute, tuple(steps),
-        repeats, np.dtype(dtype).name, loc, (), tuple(t.region() for t in scratch)))
+        repeats, np.dtype(dtype).name, loc, (), tuple(t.region() for t in scratch),
+        lanes=lanes))
