@@ -9,9 +9,8 @@ has two slots, each with its own buffer-id token: ``auto_mutex`` orders each slo
 and store, so loading the next tile overlaps adding and storing the previous one.
 """
 
-import torch
-
 import pypto_pro.language as pl
+import torch
 
 M, N = 100, 300  # the matrices
 TM, TN = 16, 128  # one tile
