@@ -342,3 +342,70 @@ def test_histogram_of_a_signed_source_is_refused():
     with pytest.raises(KernelError, match="UINT16 source"):
         launch(bad_histogram_kernel, torch.zeros(32, 64, dtype=torch.int16),
                torch.zeros(32, 256, dtype=torch.int32))
+
+
+@pl.jit
+def mrgsort2_kernel(l0: pl.Tensor[[1, 64], pl.DT_FP32], l1: pl.Tensor[[1, 32], pl.DT_FP32],
+                    full: pl.Tensor[[1, 96], pl.DT_FP32], stop: pl.Tensor[[1, 96], pl.DT_FP32]):
+    t0 = pl.TileType(shape=[1, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+    t1 = pl.TileType(shape=[1, 32], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+    td = pl.TileType(shape=[1, 96], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+    g0 = pl.make_tile_group(type=t0, addrs=0x0, mutex_ids=[0])
+    g1 = pl.make_tile_group(type=t1, addrs=0x100, mutex_ids=[1])
+    gd = pl.make_tile_group(type=td, addrs=[0x200, 0x400, 0x600], mutex_ids=[2, 3, 4])
+    with pl.section_vector():
+        pl.load(g0[0], l0, [0, 0])
+        pl.load(g1[0], l1, [0, 0])
+        pl.expands(gd[1], 0.0)
+        pl.mrgsort2(g0[0], g1[0], gd[0], gd[2])
+        pl.mrgsort2(g0[0], g1[0], gd[1], gd[2], exhausted=True)
+        pl.store(full, gd[0], [0, 0])
+        pl.store(stop, gd[1], [0, 0])
+
+
+def test_mrgsort2_merges_two_lists_and_stops_when_one_runs_out():
+    torch.manual_seed(7)
+    v0 = np.sort(np.random.default_rng(0).normal(size=32).astype(np.float32))[::-1]
+    v1 = np.sort(np.random.default_rng(1).normal(size=16).astype(np.float32))[::-1] + 0.5
+    i0, i1 = np.arange(32), np.arange(100, 116)
+    l0 = torch.from_numpy(_entries(v0.copy(), i0).copy()).reshape(1, 64)
+    l1 = torch.from_numpy(_entries(v1.copy(), i1).copy()).reshape(1, 32)
+    full, stop = torch.zeros(1, 96), torch.zeros(1, 96)
+    launch(mrgsort2_kernel, l0, l1, full, stop)
+    values, index = np.concatenate([v0, v1]), np.concatenate([i0, i1])
+    order = np.argsort(-values, kind="stable")
+    merged = _entries(values[order], index[order])
+    np.testing.assert_array_equal(full[0].numpy().view(np.uint32), merged.view(np.uint32))
+    # exhausted: the merge stops after the last entry of the first list to run out (list 1)
+    last = int(np.flatnonzero(order >= 32)[-1]) + 1
+    got = stop[0].numpy().view(np.uint32)
+    np.testing.assert_array_equal(got[:2 * last], merged.view(np.uint32)[:2 * last])
+    assert (got[2 * last:] == 0).all()
+
+
+@pl.jit
+def quant_asym_kernel(x: pl.Tensor[[M, N], pl.DT_FP32], scale: pl.Tensor[[M, 1], pl.DT_FP32],
+                      offset: pl.Tensor[[M, 1], pl.DT_FP32], q: pl.Tensor[[M, N], pl.DT_UINT8]):
+    f = pl.TileType(shape=[M, N], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+    s = pl.TileType(shape=[M, 1], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+    u8 = pl.TileType(shape=[M, N], dtype=pl.DT_UINT8, target_memory=pl.MemorySpace.Vec)
+    gf = pl.make_tile_group(type=f, addrs=0x0, mutex_ids=[0])
+    gs = pl.make_tile_group(type=s, addrs=[0x2000, 0x2100], mutex_ids=[2, 3])
+    gq = pl.make_tile_group(type=u8, addrs=0x3000, mutex_ids=[4])
+    with pl.section_vector():
+        pl.load(gf[0], x, [0, 0])
+        pl.load(gs[0], scale, [0, 0])
+        pl.load(gs[1], offset, [0, 0])
+        pl.quant(gq[0], gf[0], gs[0], mode=pl.QuantMode.ASYM, offset=gs[1])
+        pl.store(q, gq[0], [0, 0])
+
+
+def test_quant_asym_adds_the_offset_after_rounding_and_saturates_to_uint8():
+    torch.manual_seed(8)
+    x = torch.randn(M, N) * 60
+    scale = torch.rand(M, 1) + 0.5
+    offset = torch.randint(0, 256, (M, 1)).float()
+    q = torch.zeros(M, N, dtype=torch.uint8)
+    launch(quant_asym_kernel, x, scale, offset, q)
+    ref = torch.clamp(torch.round(x * scale) + offset, 0, 255).to(torch.uint8)
+    torch.testing.assert_close(q, ref, rtol=0, atol=0)

@@ -65,19 +65,23 @@ GATHER_CMP = {0: np.equal, 1: np.not_equal, 2: np.less, 3: np.less_equal, 4: np.
 
 
 def gather(out, src, idx, tmp, *more, cmp_mode=0, offset=0) -> None:
-    """``pl.gather(out, src, idx, tmp)``: ``out[i] = src[idx[i]]`` over ``out``'s valid window;
+    """``pl.gather(out, src, idx, tmp, *, offset=0)``: ``out[i] = src[idx[i] + offset]`` over
+    ``out``'s valid window;
     ``pl.gather(out, src, values, count, tmp, *, cmp_mode, offset)``: the compare form."""
     loc = user_location()
     if more:
         return _gather_compare(out, src, idx, tmp, more[0], int(cmp_mode), int(offset), loc)
     vec_tiles("gather", loc, out, src, idx, tmp)
-    if idx.np_dtype.kind not in "iu" or idx.np_dtype.itemsize != 4:
-        raise KernelError(f"gather: indices must be INT32 or UINT32, got {idx.dtype.name}", loc)
+    if idx.np_dtype.kind not in "iu" or idx.np_dtype.itemsize not in (2, 4):
+        raise KernelError(f"gather: indices must be 16- or 32-bit integers, got "
+                          f"{idx.dtype.name}", loc)
+    offset = int(offset)
     rows, cols = out.valid
     limit = src.shape[0] * src.shape[1]
 
     def fn(values, index):
-        return (values.reshape(-1)[_check_indices(index, limit, "gather", loc)],)
+        return (values.reshape(-1)[_check_indices(index.astype(np.int64) + offset, limit,
+                                                  "gather", loc)],)
 
     # The instruction turns the indices into byte offsets in tmp, then gathers.
     steps = (("muls", _reps(idx, rows, cols)), ("transpose", _reps(out, rows, cols)))

@@ -3,10 +3,11 @@
 The sorts work on *entries* of 8 bytes, a value and its index: FP32 entries are (value, UINT32
 index); FP16 entries are (value, 2 unused bytes, UINT32 index) -- so a tile of a sorted list
 holds two FP32 or four FP16 elements per entry. Lists are sorted by value, largest first; equal
-values keep their order. ``sort32`` sorts each run of 32 elements of the source's valid window
-(a shorter last run is sorted as it is); ``mrgsort`` merges each four consecutive sorted lists
-of ``block_len`` elements; ``mrgsort2`` merges its two (or more) source lists into ``dst``
-as far as ``dst`` holds (with ``exhausted``: until one source list runs out).
+values keep their order. ``sort32`` sorts each run of 32 elements of each row of the source's
+valid window into the same row of ``dst`` (a shorter last run, which needs a ``tmp`` tile, is
+sorted as it is); ``mrgsort`` merges each four consecutive sorted lists
+of ``block_len`` elements; ``mrgsort2`` merges its two to four source lists into ``dst`` as far
+as ``dst``'s valid shape reaches (with ``exhausted``: until one source list runs out).
 
 ``histogram`` counts, per row of a UINT16 source, the high bytes (``is_msb``) or the low bytes
 of the elements whose high byte equals the row's entry of ``idx`` (UINT8, DN), and writes the
@@ -59,28 +60,38 @@ def _order(keys: np.ndarray) -> np.ndarray:
 
 
 def sort32(dst: Tile, src: Tile, idx: Tile, tmp=None) -> None:
-    """``pl.sort32(dst, src, idx, tmp=None)``: each run of 32 values, largest first, as
-    (value, index) entries."""
+    """``pl.sort32(dst, src, idx, tmp=None)``: each row's runs of 32 values, largest first, as
+    (value, index) entries in the same row of ``dst``; ``idx`` has one row shared by every row
+    or one row per row; a row whose length is not a multiple of 32 needs ``tmp``."""
     loc = user_location()
     vec_tiles("sort32", loc, dst, src, idx, *(() if tmp is None else (tmp,)))
     per = _entry_elems(src, "sort32", loc)
-    if dst.dtype.name != src.dtype.name or idx.np_dtype.itemsize != 4:
+    if dst.dtype.name != src.dtype.name or idx.dtype.name != "UINT32":
         raise KernelError("sort32: dst must have the source's type and idx must be UINT32", loc)
     rows, cols = src.valid
-    n = rows * cols
-    if dst.shape[0] * dst.shape[1] < n * per:
-        raise KernelError(f"sort32: the destination holds fewer than the {n} entries "
-                          f"({n * per} elements)", loc)
+    if cols % SORT_RUN and tmp is None:
+        raise KernelError(f"sort32: rows of {cols} values end in a run shorter than "
+                          f"{SORT_RUN}; pass a tmp tile", loc)
+    if dst.shape[0] < rows or dst.shape[1] < cols * per:
+        raise KernelError(f"sort32: the destination must be at least {rows}x{cols * per} "
+                          f"({per} elements per entry), got {dst.shape[0]}x{dst.shape[1]}", loc)
+    idx_rows = rows if idx.shape[0] >= rows and rows > 1 else 1
+    if idx.shape[1] < cols:
+        raise KernelError(f"sort32: the index tile needs {cols} columns", loc)
 
     def fn(values, index):
-        values, index = values.reshape(-1), index.reshape(-1)
-        order = np.concatenate([start + _order(values[start:start + SORT_RUN].astype(np.float32))
-                                for start in range(0, n, SORT_RUN)])
-        return (_entries(values[order], index[order]),)
+        out = np.empty((rows, cols * per), dtype=values.dtype)
+        for r in range(rows):
+            v, i = values[r], index[r if idx_rows > 1 else 0]
+            order = np.concatenate([start + _order(v[start:start + SORT_RUN].astype(np.float32))
+                                    for start in range(0, cols, SORT_RUN)])
+            out[r] = _entries(v[order], i[order])
+        return (out,)
 
-    steps = (("sort", repeats_of(1, n * per, src.np_dtype.itemsize)),)
-    run("sort32", (_stored(dst, n * per),), (window(src, rows, cols), window(idx, rows, cols)),
-        fn, steps, src.np_dtype, loc, () if tmp is None else (tmp,))
+    steps = (("sort", repeats_of(rows, cols * per, src.np_dtype.itemsize)),)
+    run("sort32", (window(dst, rows, cols * per),),
+        (window(src, rows, cols), window(idx, idx_rows, cols)), fn, steps, src.np_dtype, loc,
+        () if tmp is None else (tmp,))
 
 
 def _merge(lists: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -126,15 +137,17 @@ def mrgsort2(src0: Tile, src1: Tile, dst: Tile, tmp: Tile, *more, exhausted=Fals
     sources = (src0, src1, *more)
     vec_tiles("mrgsort2", loc, dst, tmp, *sources)
     per = _entry_elems(dst, "mrgsort2", loc)
-    if len(sources) > MERGE_WAYS:
-        raise KernelError(f"mrgsort2: merges at most {MERGE_WAYS} lists, got {len(sources)}", loc)
+    if not 2 <= len(sources) <= MERGE_WAYS:
+        raise KernelError(f"mrgsort2: merges 2 to {MERGE_WAYS} lists, got {len(sources)}", loc)
     sizes = []
     for s in sources:
         if s.dtype.name != dst.dtype.name:
             raise KernelError("mrgsort2: every list must have dst's type", loc)
         n = s.valid[0] * s.valid[1]
         sizes.append(n - n % per)
-    capacity = dst.shape[0] * dst.shape[1] // per
+    capacity = dst.valid[0] * dst.valid[1] // per  # dst's valid shape sets the output length
+    if tmp.shape[1] < dst.valid[1]:
+        raise KernelError(f"mrgsort2: tmp needs at least dst's {dst.valid[1]} columns", loc)
 
     def fn(*lists):
         merged, source = _merge([lst.reshape(-1) for lst in lists])

@@ -195,9 +195,11 @@ def _make_partial(name: str, fn, cost: str):
         vec_tiles(name, loc, out, src0, src1)
         rows, cols = out.valid
         (r0, c0), (r1, c1) = src0.valid, src1.valid
-        if max(r0, r1) > rows or max(c0, c1) > cols:
-            raise KernelError(f"{name}: the sources' valid windows {src0.valid} and "
-                              f"{src1.valid} exceed the output's {out.valid}", loc)
+        if max(r0, r1) > rows or max(c0, c1) > cols or [rows, cols] not in (src0.valid,
+                                                                            src1.valid):
+            raise KernelError(f"{name}: one source's valid window must be the output's "
+                              f"{out.valid} and the other's within it, got {src0.valid} and "
+                              f"{src1.valid}", loc)
 
         def compute(a, b):
             a, b = compute_dtype(a), compute_dtype(b)
@@ -228,7 +230,8 @@ def _per_row(tile: Tile, rows: int, op: str, role: str, loc):
 
 def quant(out, src, scale, *, mode=QuantMode.SYM, offset=None):
     """``pl.quant(out, src, scale, *, mode=SYM, offset=None)``: ``out = saturate(round(src *
-    scale (+ offset)))`` with one scale (and offset) per row, rounded half to even."""
+    scale))`` (ASYM: ``saturate(round(src * scale) + offset)``) with one scale (and offset) per
+    row, rounded half to even, saturated to the output type."""
     loc = user_location()
     mode = QuantMode(int(mode))
     if mode == QuantMode.ASYM and offset is None:
@@ -241,10 +244,10 @@ def quant(out, src, scale, *, mode=QuantMode.SYM, offset=None):
     info = np.iinfo(out.np_dtype)
 
     def compute(x, s, *o):
-        y = compute_dtype(x).astype(np.float32) * compute_dtype(s).astype(np.float32)
+        y = np.rint(compute_dtype(x).astype(np.float32) * compute_dtype(s).astype(np.float32))
         if o:
-            y = y + compute_dtype(o[0]).astype(np.float32)
-        return (np.clip(np.rint(y), info.min, info.max),)
+            y = np.rint(y + compute_dtype(o[0]).astype(np.float32))
+        return (np.clip(y, info.min, info.max),)
 
     reps = repeats_of(rows, cols, src.np_dtype.itemsize)
     steps = (("mul", reps),) + (("add", reps),) * len(extra) + (("cast", reps),)
