@@ -409,3 +409,33 @@ def test_quant_asym_adds_the_offset_after_rounding_and_saturates_to_uint8():
     launch(quant_asym_kernel, x, scale, offset, q)
     ref = torch.clamp(torch.round(x * scale) + offset, 0, 255).to(torch.uint8)
     torch.testing.assert_close(q, ref, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("case", ["gather", "sort", "histogram", "compare"])
+def test_timing_only_runs_take_the_same_time_and_find_nothing(case):
+    """The routines' costs do not depend on the values, and their accesses are checked
+    without them."""
+    rng = torch.Generator().manual_seed(9)
+    cases = {
+        "gather": (gather_kernel, lambda: (
+            torch.randn(M, N, generator=rng),
+            torch.randperm(M * N, generator=rng).to(torch.int32).reshape(M, N),
+            (torch.arange(M * 8, dtype=torch.int32) * 32).reshape(M, 8),
+            torch.zeros(M, N), torch.zeros(M, N), torch.zeros(M, 16), torch.zeros(M, N),
+            torch.zeros(N, M))),
+        "sort": (sort_kernel, lambda: (torch.randn(1, 64, generator=rng),
+                                       torch.arange(64, dtype=torch.int32).reshape(1, 64),
+                                       torch.zeros(1, 128), torch.zeros(1, 128))),
+        "histogram": (histogram_kernel, lambda: (
+            torch.randint(0, 1 << 15, (32, 64), generator=rng).to(torch.uint16),
+            torch.zeros(32, 1, dtype=torch.uint8), torch.zeros(32, 256, dtype=torch.int32),
+            torch.zeros(32, 256, dtype=torch.int32))),
+        "compare": (compare_select_kernel, lambda: (torch.randn(M, N, generator=rng),
+                                                    torch.randn(M, N, generator=rng),
+                                                    torch.zeros(M, N), torch.zeros(M, N))),
+    }
+    kernel, make = cases[case]
+    full = launch(kernel, *make())
+    with SESSION.values(False):
+        timed = launch(kernel, *make())
+    assert timed.device_time_us == pytest.approx(full.device_time_us)
