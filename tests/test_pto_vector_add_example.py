@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,9 @@ from ascsim.hw import DEFAULT_SOC
 from ascsim.runner import run_script
 from ascsim.session import SESSION
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "pto" / "vector_add.py"
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = REPO / "examples" / "pto" / "vector_add.py"
+BENCH = REPO / "benchmarks" / "pto_vs_pyasc.py"
 
 
 @pytest.fixture
@@ -26,3 +30,16 @@ def test_pto_vector_add_example_passes_its_check_on_the_950(run, capsys):
     (report,) = run.reports
     assert report.soc == "Ascend950PR_9579" and report.block_num == 8
     assert report.device_time_us > 0 and not report.findings
+
+
+def test_pto_and_pyasc_vector_adds_take_simulated_times_within_ten_percent(run, capsys):
+    """The same work through either front-end drives the same machine
+    (benchmarks/pto_vs_pyasc.py)."""
+    spec = importlib.util.spec_from_file_location("ascsim_benchmarks_pto_vs_pyasc", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    pto, pyasc = module.compare()
+    assert pto.soc == pyasc.soc == "Ascend950PR_9579"
+    assert pto.device_time_us == pytest.approx(pyasc.device_time_us, rel=0.10)
+    assert not pto.findings and not pyasc.findings
