@@ -159,13 +159,30 @@ def _hull_view(core, region: Region, idx: np.ndarray, loc) -> np.ndarray:
     return view(core, region, 0, int(idx.max()) + 1 if idx.size else 0, loc)
 
 
+_LANE_RUNS: dict = {}  # (id of a read-only index array, region) -> (the array, its records)
+
+
 def lane_accesses(region: Region, idx: np.ndarray) -> tuple:
     """The access records of the elements ``idx`` of ``region``: the runs they form, not their
     hull, so that the gaps a windowed instruction skips (the columns past a tile's valid
     window) are neither read nor written."""
     if not idx.size:
         return (region.access(0, 0),)
-    return _gather_reads(region.mem.key, region.offset, region.dtype.itemsize, idx)
+    if idx.flags.writeable:
+        return _gather_reads(region.mem.key, region.offset, region.dtype.itemsize, idx)
+    # A read-only index array (a front-end's cached window) cannot change: look it up by
+    # identity first -- hashing its bytes costs more than the instruction's own numpy work.
+    # A view as large as its base holds the base's elements, which is all the runs depend on.
+    owner = idx.base if idx.base is not None and idx.size == idx.base.size else idx
+    key = (id(owner), region.mem.key, region.offset, region.dtype.itemsize)
+    hit = _LANE_RUNS.get(key)
+    if hit is not None and hit[0] is owner:
+        return hit[1]
+    records = _gather_reads(region.mem.key, region.offset, region.dtype.itemsize, idx)
+    if len(_LANE_RUNS) > 1024:
+        _LANE_RUNS.clear()
+    _LANE_RUNS[key] = (owner, records)  # holds the owner, so its id is not reused meanwhile
+    return records
 
 
 def _paired(regions, records) -> list:

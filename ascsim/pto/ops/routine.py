@@ -10,12 +10,14 @@ see the bytes read and written and nothing around them.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
 
 from ascsim.isa import VectorSequence
 from ascsim.pto.enums import MemorySpace
+from ascsim.pto.layout import window_offsets
 from ascsim.pto.ops.common import KernelError, current_core, expect_space
 from ascsim.pto.tile import Tile
 
@@ -30,12 +32,22 @@ class Window(NamedTuple):
     offsets: np.ndarray
 
 
+@lru_cache(maxsize=4096)
+def _relative(frame, r0: int, c0: int, rows: int, cols: int) -> tuple:
+    """(first element, element span, read-only offsets from the first element) of a window;
+    cached, so an instruction issued again names the same arrays (the machine looks their
+    runs up by identity)."""
+    offs = window_offsets(frame, r0, c0, rows, cols)
+    lo = int(offs.min())
+    rel = offs - lo
+    rel.setflags(write=False)
+    return lo, int(offs.max()) + 1 - lo, rel
+
+
 def window(tile: Tile, rows: int, cols: int, r0: int = 0, c0: int = 0) -> Window:
     """The ``rows x cols`` window of ``tile`` from ``(r0, c0)``."""
-    offs = tile.offsets(rows, cols, r0, c0)
-    lo = int(offs.min())
-    hi = int(offs.max()) + 1
-    return Window(tile.region().at(lo, hi - lo), offs - lo)
+    lo, span, rel = _relative(tile.frame, tile.origin[0] + r0, tile.origin[1] + c0, rows, cols)
+    return Window(tile.region().at(lo, span), rel)
 
 
 def repeats_of(rows: int, cols: int, itemsize: int) -> int:
