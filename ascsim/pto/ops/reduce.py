@@ -14,10 +14,12 @@ per column (``dim=1``): one :class:`~ascsim.isa.Vector` record with an index arr
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
 from ascsim.isa import Vector
+from ascsim.pto.layout import window_offsets
 from ascsim.pto.ops import vector
 from ascsim.pto.ops.common import KernelError, current_core, user_location
 from ascsim.pto.ops.routine import repeats_of, run, vec_tiles, window
@@ -135,6 +137,16 @@ EXPANDS = {"sub": "sub", "mul": "mul", "div": "div", "max": "max", "min": "min",
            "expdif": "expdif"}
 
 
+@lru_cache(maxsize=1024)
+def _broadcast_lanes(frame, r0: int, c0: int, dim: int, rows: int, cols: int) -> np.ndarray:
+    """Element offsets of a ``[rows, 1]`` (dim 0) or ``[1, cols]`` (dim 1) operand repeated
+    over ``rows x cols``, read-only and cached (the machine looks their runs up by identity)."""
+    need = (rows, 1) if dim == 0 else (1, cols)
+    lanes = np.broadcast_to(window_offsets(frame, r0, c0, *need), (rows, cols)).reshape(-1)
+    lanes.setflags(write=False)
+    return lanes
+
+
 def expand_tile(unit_op: str, out: Tile, src, vec: Tile, dim: int, name: str, loc) -> None:
     """``out = f(src, vec)`` over ``out``'s valid window, ``vec`` repeated along ``dim``
     (``src`` None: ``out = vec`` repeated)."""
@@ -155,7 +167,7 @@ def expand_tile(unit_op: str, out: Tile, src, vec: Tile, dim: int, name: str, lo
     lanes = [out.offsets(rows, cols).reshape(-1)]
     if src is not None:
         lanes.append(src.offsets(rows, cols).reshape(-1))
-    lanes.append(np.broadcast_to(vec.offsets(*need), (rows, cols)).reshape(-1))
+    lanes.append(_broadcast_lanes(vec.frame, *vec.origin, dim, rows, cols))
     widest = max(t.np_dtype.itemsize for t in (out, *srcs))
     rec = Vector(unit_op, out.region(), tuple(t.region() for t in srcs), loc, (), tuple(lanes),
                  repeats_of(rows, cols, widest))
