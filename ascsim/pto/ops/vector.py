@@ -6,6 +6,11 @@ scalar form of the op (``add`` -> ``adds``). Each call is one :class:`~ascsim.is
 record naming a row of the machine's vector table: in count form when every operand's window
 is one contiguous run, else with one element index array per operand (the window's rows
 inside each tile's frame) and one repeat per 256 bytes of each row.
+
+The fused casts, the partial ops (``partadd`` ...) and ``quant``/``dequant`` are short chains
+of vector passes, each one :class:`~ascsim.isa.VectorSequence` record
+(:mod:`ascsim.pto.ops.routine`). The vector-mask calls (``set_vec_mask`` ...) are scalar
+instructions: tile operations set the mask they need themselves.
 """
 
 from __future__ import annotations
