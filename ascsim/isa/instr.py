@@ -236,7 +236,9 @@ class VectorSequence(NamedTuple):
     count (or ``(element indices, values)`` to write only those), rounded once to its type.
     Every result is computed before any is stored, so outputs may alias inputs. ``extra``:
     regions the routine also reads; ``scratch``: scratch buffers it may use (both recorded for
-    the checks and ordered by their gates).
+    the checks and ordered by their gates). ``lanes``: when given, one element index array per
+    region of ``(*destinations, *srcs)`` naming the elements the routine touches (the accesses
+    the checks see; default: every element of each region).
 
     Cost: the steps in order, each waiting for the previous one's result: ``busy = sum(latency
     of the previous step + vector_step_cycles + issue(step))`` in cost type ``dtype``,
@@ -255,6 +257,7 @@ class VectorSequence(NamedTuple):
     extra: tuple = ()
     scratch: tuple = ()
     after: float = 0.0
+    lanes: tuple | None = None
 
 
 # ============================================================================ cube unit

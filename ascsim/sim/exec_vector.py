@@ -82,6 +82,7 @@ VECTOR_OPS: dict[str, VectorOp] = {
     "rem": VectorOp(np.fmod, "div"),
     "add_relu": VectorOp(lambda a, b: _relu(a + b), "add"),
     "sub_relu": VectorOp(lambda a, b: _relu(a - b), "sub"),
+    "expdif": VectorOp(lambda a, b: np.exp(a - b), "exp"),  # exp(a - b) in one pass
     # with a scalar
     "adds": VectorOp(np.add, "adds"),
     "muls": VectorOp(np.multiply, "muls"),
@@ -158,6 +159,38 @@ def _hull_view(core, region: Region, idx: np.ndarray, loc) -> np.ndarray:
     return view(core, region, 0, int(idx.max()) + 1 if idx.size else 0, loc)
 
 
+_LANE_RUNS: dict = {}  # (id of a read-only index array, region) -> (the array, its records)
+
+
+def lane_accesses(region: Region, idx: np.ndarray) -> tuple:
+    """The access records of the elements ``idx`` of ``region``: the runs they form, not their
+    hull, so that the gaps a windowed instruction skips (the columns past a tile's valid
+    window) are neither read nor written."""
+    if not idx.size:
+        return (region.access(0, 0),)
+    if idx.flags.writeable:
+        return _gather_reads(region.mem.key, region.offset, region.dtype.itemsize, idx)
+    # A read-only index array (a front-end's cached window) cannot change: look it up by
+    # identity first -- hashing its bytes costs more than the instruction's own numpy work.
+    # A view as large as its base holds the base's elements, which is all the runs depend on.
+    owner = idx.base if idx.base is not None and idx.size == idx.base.size else idx
+    key = (id(owner), region.mem.key, region.offset, region.dtype.itemsize)
+    hit = _LANE_RUNS.get(key)
+    if hit is not None and hit[0] is owner:
+        return hit[1]
+    records = _gather_reads(region.mem.key, region.offset, region.dtype.itemsize, idx)
+    if len(_LANE_RUNS) > 1024:
+        _LANE_RUNS.clear()
+    _LANE_RUNS[key] = (owner, records)  # holds the owner, so its id is not reused meanwhile
+    return records
+
+
+def _paired(regions, records) -> list:
+    """``(region, record)`` pairs of regions that have several records each (for the checks
+    of a timing-only run)."""
+    return [(r, rec) for r, recs in zip(regions, records) for rec in recs]
+
+
 # ------------------------------------------------------------------------------ element-wise
 def execute_vector(core, rec: Vector):
     spec = VECTOR_OPS.get(rec.op)
@@ -170,16 +203,17 @@ def execute_vector(core, rec: Vector):
     if rec.lanes is None:
         n = dst.count
         repeats = count_repeats(n, widest)
-        reads = [s.access(0, n) for s in srcs]
+        per_src = [(s.access(0, n),) for s in srcs]
         writes = (dst.access(0, n),)
     else:
         repeats = rec.repeats
-        reads = [index_access(s, i) for s, i in zip(srcs, rec.lanes[1:])]
-        writes = (index_access(dst, rec.lanes[0]),)
+        per_src = [lane_accesses(s, i) for s, i in zip(srcs, rec.lanes[1:])]
+        writes = lane_accesses(dst, rec.lanes[0])
+    reads = [r for recs in per_src for r in recs]
     if core.launch.values:
         _compute_vector(core, rec, spec)
     else:
-        check_accesses(core, (*zip(srcs, reads), (dst, writes[0])), loc)
+        check_accesses(core, _paired((*srcs, dst), (*per_src, writes)), loc)
     if spec.reads_dst:
         reads.extend(writes)
     src_dtype = srcs[0].dtype if srcs else dst.dtype
@@ -234,7 +268,8 @@ def execute_compare(core, rec: VectorCompare):
     _check_operands(rec.op, (rec.dst, *srcs), loc)
     bits = rec.bits
     nbits = int(bits.max()) + 1 if bits.size else 0
-    reads = tuple(index_access(s, i) for s, i in zip(srcs, rec.lanes))
+    per_src = [lane_accesses(s, i) for s, i in zip(srcs, rec.lanes)]
+    reads = tuple(r for recs in per_src for r in recs)
     writes = (_bits_access(rec.dst, nbits),)
     if core.launch.values:
         operands = [compute_dtype(_hull_view(core, s, i, loc)[i])
@@ -248,7 +283,7 @@ def execute_compare(core, rec: VectorCompare):
         unpacked[bits] = COMPARISONS[rec.cmp](*operands)
         packed[:] = np.packbits(unpacked, bitorder="little")
     else:
-        check_accesses(core, (*zip(srcs, reads), (rec.dst, writes[0])), loc)
+        check_accesses(core, _paired((*srcs, rec.dst), (*per_src, writes)), loc)
     busy, latency = core.costs.vector("compare", srcs[0].dtype, rec.repeats)
     return _place(core, rec, (rec.dst, *srcs), busy, latency, reads, writes)
 
@@ -260,9 +295,10 @@ def execute_select(core, rec: VectorSelect):
     bits = rec.bits
     nbits = int(bits.max()) + 1 if bits.size else 0
     dst_index, *src_index = rec.lanes
-    reads = [index_access(s, i) for s, i in zip(srcs, src_index)]
-    reads.append(_bits_access(rec.mask, nbits))
-    writes = (index_access(dst, dst_index),)
+    per_src = [lane_accesses(s, i) for s, i in zip(srcs, src_index)]
+    mask_read = _bits_access(rec.mask, nbits)
+    reads = [r for recs in per_src for r in recs] + [mask_read]
+    writes = lane_accesses(dst, dst_index)
     if core.launch.values:
         chosen = np.unpackbits(_bits_view(core, rec.mask, nbits, loc), bitorder="little")[bits]
         a = _hull_view(core, srcs[0], src_index[0], loc)[src_index[0]]
@@ -272,7 +308,8 @@ def execute_select(core, rec: VectorSelect):
             b = np.asarray(rec.scalar, dtype=dst.dtype)
         _hull_view(core, dst, dst_index, loc)[dst_index] = np.where(chosen.astype(bool), a, b)
     else:
-        check_accesses(core, (*zip(srcs, reads), (rec.mask, reads[-1]), (dst, writes[0])), loc)
+        check_accesses(core, _paired((*srcs, rec.mask, dst), (*per_src, (mask_read,), writes)),
+                       loc)
     busy, latency = core.costs.vector("select", dst.dtype, rec.repeats)
     return _place(core, rec, (dst, rec.mask, *srcs), busy, latency, tuple(reads), writes)
 
@@ -347,15 +384,20 @@ def execute_gather(core, rec: VectorGather):
 def execute_sequence(core, rec: VectorSequence):
     loc = rec.loc
     outputs = (rec.dst,) if isinstance(rec.dst, Region) else rec.dst
+    if rec.lanes is None:
+        touched = [(r.access(),) for r in (*outputs, *rec.srcs)]
+    else:
+        touched = [lane_accesses(r, i) for r, i in zip((*outputs, *rec.srcs), rec.lanes)]
+    touched += [(r.access(),) for r in rec.extra]
     if core.launch.values:
         _compute_sequence(core, rec, outputs)
     else:
-        check_accesses(core, [(r, r.access()) for r in (*outputs, *rec.srcs, *rec.extra)], loc)
+        check_accesses(core, _paired((*outputs, *rec.srcs, *rec.extra), touched), loc)
     steps = rec.steps
     busy, latency = core.costs.sequence(steps, rec.dtype, rec.repeats)
     core.scalar_work(core.timing.scalar_cycles_per_call * (len(steps) - 1))  # it issues each
-    reads = tuple(s.access() for s in (*rec.srcs, *rec.extra))
-    writes = tuple(r.access() for r in outputs)
+    reads = tuple(r for recs in touched[len(outputs):] for r in recs)
+    writes = tuple(r for recs in touched[:len(outputs)] for r in recs)
     return _place(core, rec, (*outputs, *rec.srcs, *rec.extra, *rec.scratch), busy, latency,
                   reads, writes)
 

@@ -36,7 +36,7 @@ from ascsim.pto.enums import (
 )
 from ascsim.pto.errors import UnsupportedFeatureError
 from ascsim.pto.jit import jit
-from ascsim.pto.ops import debug, movement, scalar, sync, vector
+from ascsim.pto.ops import compare, debug, movement, rearrange, reduce, scalar, sort, sync, vector
 from ascsim.pto.ops import system as _system
 from ascsim.pto.ops.sync import with_auto_mutex
 from ascsim.pto.register_functions import Vf, simt, vector_function
@@ -136,14 +136,16 @@ const = scalar.const
 
 #: Every tile operation by its ``pl`` name, wrapped for auto_mutex.
 TILE_OPS: dict = {}
-for _module in (movement, vector, scalar, _system):
+_MODULES = (movement, vector, scalar, reduce, compare, rearrange, sort, _system)
+for _module in _MODULES:
     TILE_OPS.update(_module.OPS)
 TILE_OPS = {name: with_auto_mutex(name, fn) for name, fn in TILE_OPS.items()}
 globals().update(TILE_OPS)
 globals().update({name: with_auto_mutex(name, fn) for name, fn in debug.OPS.items()})
 
 #: Backend op names that are not in ``pl.__all__`` but that PyPTO Pro's parser accepts.
-HIDDEN: dict = {}
+HIDDEN: dict = {name: with_auto_mutex(name, fn) for _module in _MODULES
+                for name, fn in getattr(_module, "HIDDEN", {}).items()}
 
 system = types.SimpleNamespace(
     sync_src=sync.sync_src, sync_dst=sync.sync_dst, mutex_lock=sync.mutex_lock,

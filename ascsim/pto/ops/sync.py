@@ -91,7 +91,7 @@ DESCRIPTOR_OPS = frozenset({"set_validshape", "set_stride", "make_tile", "make_t
 def _tokens(name: str, args, kwargs) -> list[int]:
     skip_acc = name in PHASED_OPS and kwargs.get("phase") is not None
     seen: list[int] = []
-    for arg in args:
+    for arg in (*args, *kwargs.values()):  # tile operands by keyword too (quant's offset=)
         if type(arg) is Tile and arg.mutex:
             if skip_acc and arg.ttype.space == MemorySpace.Acc:
                 continue
