@@ -35,7 +35,7 @@ from ascsim.pto.enums import (
 )
 from ascsim.pto.errors import UnsupportedFeatureError
 from ascsim.pto.jit import jit
-from ascsim.pto.ops import debug, movement, scalar, sync, vector
+from ascsim.pto.ops import cube, debug, movement, scalar, sync, vector
 from ascsim.pto.ops import system as _system
 from ascsim.pto.ops.sync import with_auto_mutex
 from ascsim.pto.register_functions import Vf, simt, vector_function
@@ -123,7 +123,7 @@ const = scalar.const
 
 #: Every tile operation by its ``pl`` name, wrapped for auto_mutex.
 TILE_OPS: dict = {}
-for _module in (movement, vector, scalar):
+for _module in (movement, vector, scalar, cube):
     TILE_OPS.update(_module.OPS)
 TILE_OPS = {name: with_auto_mutex(name, fn) for name, fn in TILE_OPS.items()}
 globals().update(TILE_OPS)
@@ -131,6 +131,7 @@ globals().update(debug.OPS)
 
 #: Backend op names that are not in ``pl.__all__`` but that PyPTO Pro's parser accepts.
 HIDDEN: dict = {}
+HIDDEN.update({name: with_auto_mutex(name, fn) for name, fn in cube.HIDDEN.items()})
 
 system = types.SimpleNamespace(
     sync_src=sync.sync_src, sync_dst=sync.sync_dst, mutex_lock=sync.mutex_lock,
