@@ -11,9 +11,8 @@ the cube raises flag 0 when the tile is in UB, the AIVs raise flag 1 when their 
 for the next tile.
 """
 
-import torch
-
 import pypto_pro.language as pl
+import torch
 
 M, K, N = 256, 128, 256
 TM, TN = 64, 128

@@ -11,9 +11,8 @@ accumulator is handed between the Cube and the fixpipe by the unit flag (``phase
 matmul of a tile sets it, the store resets it.
 """
 
-import torch
-
 import pypto_pro.language as pl
+import torch
 
 M, K, N = 512, 256, 384
 TM, TN, TK = 128, 128, 64
