@@ -198,6 +198,12 @@ def execute_fixpipe(core, rec: FixPipe):
         read = index_access(src, src_idx.reshape(-1)) if src_idx.size else None
         write = index_access(dst, dst_idx.reshape(-1)) if dst_idx.size else None
         check_accesses(core, [(r, a) for r, a in ((src, read), (dst, write)) if a], loc)
+    if read is not None and nd == 1:
+        # The m rows of each 16-column strip (a strip is src_stride rows high): the rows
+        # below m were not read, and may never have been written.
+        size = src.dtype.itemsize
+        read = strided(src.mem.key, src.offset, m * 16 * size, rec.src_stride * 16 * size,
+                       -(-n // 16))
     if write is not None:
         # A strided record per ND matrix (rows, or NZ strips, of dst_stride pitch):
         # neighbouring blocks of one output interleave them, and a single covering range
