@@ -16,6 +16,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "pto"
 CUBE_EXAMPLES = {
     "matmul_ring": ("C = A @ B matches the torch reference", "AIC_ONLY"),
     "matmul_leakyrelu": ("Y = LeakyReLU(X @ W) matches the torch reference", "MIX"),
+    "matmul_softmax": ("P = softmax(Q @ K^T) matches the torch reference", "MIX"),
 }
 
 
