@@ -71,16 +71,25 @@ def _copy(dst: Tile, src: Tile, rows: int, cols: int, src_at, dst_at, transpose:
     (transposed: to ``(c, r)`` of a ``cols x rows`` window), one record."""
     if rows <= 0 or cols <= 0:
         return
-    src_idx = src.offsets(rows, cols, *src_at)
+    src_idx = _flat(src.frame, src.origin[0] + src_at[0], src.origin[1] + src_at[1], rows,
+                    cols, False)
     window = (cols, rows) if transpose else (rows, cols)
-    dst_idx = dst.offsets(*window, *dst_at)
-    if transpose:
-        dst_idx = dst_idx.T
-    runs = _runs(dst.frame, dst.origin[0] + dst_at[0], dst.origin[1] + dst_at[1], *window)
+    r0, c0 = dst.origin[0] + dst_at[0], dst.origin[1] + dst_at[1]
+    dst_idx = _flat(dst.frame, r0, c0, *window, transpose)
     nbytes = rows * cols * dst.np_dtype.itemsize
-    current_core().execute(IndexedCopy(src.region(), dst.region(), src_idx.reshape(-1),
-                                       dst_idx.reshape(-1), nbytes, 1, loc, op,
-                                       convert=convert, dst_runs=runs))
+    current_core().execute(IndexedCopy(src.region(), dst.region(), src_idx, dst_idx, nbytes, 1,
+                                       loc, op, convert=convert,
+                                       dst_runs=_runs(dst.frame, r0, c0, *window)))
+
+
+@lru_cache(maxsize=1024)
+def _flat(frame: Frame, r0: int, c0: int, rows: int, cols: int, transpose: bool) -> np.ndarray:
+    """The window's element offsets as one read-only run, row by row (column by column when
+    ``transpose``); cached, so a kernel's records share the arrays of its repeated moves."""
+    offsets = window_offsets(frame, r0, c0, rows, cols)
+    flat = np.ascontiguousarray(offsets.T if transpose else offsets).reshape(-1)
+    flat.setflags(write=False)
+    return flat
 
 
 @lru_cache(maxsize=1024)
