@@ -478,3 +478,78 @@ def test_bad_cube_calls_are_refused_with_the_line(which, message):
     with pytest.raises(ParserSyntaxError, match=message) as info:
         bad_path_kernel(torch.zeros(M, K, dtype=torch.float16), which)
     assert "test_pto_cube.py:" in str(info.value)
+
+
+# ------------------------------------------------------------------ fixpipe quantisation
+SCALE = 0.75
+
+
+@pl.jit()
+def scale_kernel(a: pl.Tensor[[M, K], pl.DT_FP32], b: pl.Tensor[[K, N], pl.DT_FP32],
+                 deq: pl.Tensor[[1, N], pl.DT_INT64], by_float: pl.Tensor[[M, N], pl.DT_INT8],
+                 by_bits: pl.Tensor[[M, N], pl.DT_FP16],
+                 by_channel: pl.Tensor[[M, N], pl.DT_INT8], bits: pl.DT_INT64):
+    with pl.section_cube():
+        a_mat = _tile([M, K], pl.DT_FP32, Mat, 0)
+        b_mat = _tile([K, N], pl.DT_FP32, Mat, 0x4000)
+        deq_mat = _tile([1, N], pl.DT_INT64, Mat, 0x8000, layout=pl.ND)
+        a_l0 = _tile([M, K], pl.DT_FP32, Left, 0)
+        b_l0 = _tile([K, N], pl.DT_FP32, Right, 0)
+        acc = _tile([M, N], pl.DT_FP32, Acc, 0)
+        deq_fb = _tile([1, N], pl.DT_INT64, pl.MemorySpace.Scaling, 0)
+        pl.load(a_mat, a, [0, 0])
+        pl.load(b_mat, b, [0, 0])
+        pl.load(deq_mat, deq, [0, 0])
+        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.MTE1, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.MTE1, event_id=0)
+        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.FIX, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.FIX, event_id=0)
+        pl.move(a_l0, a_mat)
+        pl.move(b_l0, b_mat)
+        pl.move(deq_fb, deq_mat)
+        pl.system.sync_src(set_pipe=pl.PipeType.MTE1, wait_pipe=pl.PipeType.M, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.MTE1, wait_pipe=pl.PipeType.M, event_id=0)
+        pl.matmul(acc, a_l0, b_l0)
+        pl.system.sync_src(set_pipe=pl.PipeType.M, wait_pipe=pl.PipeType.FIX, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.M, wait_pipe=pl.PipeType.FIX, event_id=0)
+        pl.store(by_float, acc, [0, 0], scale=SCALE)
+        pl.store(by_bits, acc, [0, 0], scale=bits)
+        pl.store(by_channel, acc, [0, 0], scale=deq_fb)
+
+
+def test_store_quantises_by_a_float_float_bits_or_a_channel_tile():
+    a, b = torch.randn(M, K) * 4, torch.randn(K, N)
+    scales = torch.linspace(0.05, 2.0, N)
+    deq = scales.view(torch.int32).to(torch.int64) & 0xFFFFFFFF
+    deq = (deq | (1 << 46)).reshape(1, N)  # flags above bit 31 do not change the scale
+    by_float = torch.zeros(M, N, dtype=torch.int8)
+    by_bits = torch.zeros(M, N, dtype=torch.float16)
+    by_channel = torch.zeros(M, N, dtype=torch.int8)
+    bits = int(torch.tensor([0.5]).view(torch.int32))
+    with SESSION.collect() as run:
+        scale_kernel(a, b, deq, by_float, by_bits, by_channel, bits)
+    acc = (a.double() @ b.double()).float()
+    as_int8 = lambda x: torch.round(x).clamp(-128, 127).to(torch.int8)  # noqa: E731
+    assert (by_float.int() - as_int8(acc * SCALE).int()).abs().max() <= 1
+    torch.testing.assert_close(by_bits, (acc * 0.5).half(), rtol=1e-3, atol=1e-3)
+    assert (by_channel.int() - as_int8(acc * scales).int()).abs().max() <= 1
+    assert not _kinds(run), _kinds(run)
+
+
+@pl.jit()
+def bad_scale_kernel(out: pl.Tensor[[M, N], pl.DT_UINT8], which: pl.DT_INT64):
+    with pl.section_cube():
+        acc = _tile([M, N], pl.DT_FP32, Acc, 0)
+        fb = _tile([1, N], pl.DT_FP32, pl.MemorySpace.Scaling, 0)
+        if which == 0:
+            pl.store(out, acc, [0, 0], scale=1.0)
+        else:
+            pl.move(_tile([M, N], pl.DT_FP32, Mat, 0), _tile([M, N], pl.DT_FP32, Mat, 0x8000),
+                    scale=fb)
+
+
+@pytest.mark.parametrize("which,message", [(0, "cannot quantise to UINT8"),
+                                           (1, "unsupported data path Mat -> Mat")])
+def test_bad_scales_are_refused(which, message):
+    with pytest.raises(ParserSyntaxError, match=message):
+        bad_scale_kernel(torch.zeros(M, N, dtype=torch.uint8), which)

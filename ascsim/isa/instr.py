@@ -316,7 +316,10 @@ class FixPipe(NamedTuple):
     what ``dst`` holds by ``atomic`` (None, "add", "max", "min"). ``sub_block``:
     an L0C->UB move writes the UB of that AIV of the caller's group (``dst`` names an address
     in UB). ``unit_flag`` ("partial" / "final"): the L0C buffer's unit-flag handshake with the
-    Cube (:mod:`ascsim.sim.unit_flag`).
+    Cube (:mod:`ascsim.sim.unit_flag`). ``quant``: a quantising move -- after the ReLU each
+    value is multiplied in fp32 by a scale before the conversion: a float (one scale, the
+    "deqScalar"), or a region of 64-bit words in the fixpipe buffer, one per column ``c < n``,
+    whose low 32 bits are the column's fp32 scale (the "deqTensor").
 
     Cost: as a :class:`Copy` of the destination bytes in ``nd_num * m`` row bursts (ND) or
     ``nd_num * n / c0`` strip bursts (NZ), and no faster than the L0C read port moves the
@@ -352,6 +355,7 @@ class FixPipe(NamedTuple):
     op: str = "fixpipe"
     after: float = 0.0
     unit_flag: str | None = None
+    quant: Any = None
 
 
 class CubeProduct(NamedTuple):

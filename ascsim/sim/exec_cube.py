@@ -215,10 +215,17 @@ def execute_fixpipe(core, rec: FixPipe):
                                row * size, pitch * size, count) for k in range(nd))
     else:
         writes = ()
+    quant = rec.quant
+    if isinstance(quant, Region):  # the per-column scales are read from the fixpipe buffer
+        read_quant = quant.access(0, n)
+        if not values:
+            check_accesses(core, [(quant, read_quant)], loc)
     if values:
         result = src_view[src_idx.reshape(-1)]
         if rec.relu:
             result = np.maximum(result, result.dtype.type(0))
+        if quant is not None:
+            result = result.astype(np.float32) * _scales(core, quant, nd, m, n, loc)
         if rec.convert:
             result = convert(result, dst.dtype, "rint")
         flat = dst_idx.reshape(-1)
@@ -242,12 +249,23 @@ def execute_fixpipe(core, rec: FixPipe):
     start = core.begin(cost.pipe, ready if ready > rec.after else rec.after)
     busy, latency = core.costs.transfer(core, cost, dst_bytes, bursts, gm, start)
     busy = max(busy, core.costs.l0c_read_cycles(src_bytes))
-    instr = core.place(cost.pipe, rec.op, start, busy, latency, loc,
-                       (read,) if read else (), writes, rec)
+    reads = (read,) if read else ()
+    if isinstance(quant, Region):
+        reads += (read_quant,)
+    instr = core.place(cost.pipe, rec.op, start, busy, latency, loc, reads, writes, rec)
     gates_done(regions, instr.done)
     if rec.unit_flag is not None:
         unit_flag.done(core, "FIX", flag_key, rec.unit_flag, instr.done, loc)
     return instr
+
+
+def _scales(core, quant, nd: int, m: int, n: int, loc) -> np.ndarray:
+    """The fp32 scale of every element of an ``nd x m x n`` FixPipe source, flattened."""
+    if not isinstance(quant, Region):
+        return np.float32(quant)
+    words = view(core, quant, 0, n, loc).astype(np.uint64)
+    per_column = (words & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.float32)
+    return np.broadcast_to(per_column, (nd, m, n)).reshape(-1)
 
 
 def _fixpipe_block(core, rec: FixPipe):

@@ -24,7 +24,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ascsim.isa import FixPipe, IndexedCopy, KernelError, Mmad
+from ascsim.isa import FixPipe, IndexedCopy, Mmad
 from ascsim.pto.enums import AccPhase, AccToVecMode, MemorySpace, ReluPreMode, TensorLayout
 from ascsim.pto.layout import Frame, window_offsets
 from ascsim.pto.ops.common import current_core, expect_space, expect_tile, user_location
@@ -124,6 +124,46 @@ def _whole_fractals(tile: Tile, rows: int, cols: int) -> tuple[int, int]:
             min(_round_up(cols, frame.frac_cols), frame.cols - tile.origin[1]))
 
 
+# ----------------------------------------------------------------------- fixpipe scale
+#: Per-channel scale tiles: 64-bit words (the low 32 bits are an fp32 scale), [1, N] with
+#: N a multiple of 16 and at most 512.
+SCALE_TILE_TYPES = ("INT64", "UINT64")
+MAX_SCALE_CHANNELS = 512
+
+
+def resolve_scale(scale, src: Tile, dst_dtype, relu, phase, op: str, loc):
+    """``scale=`` of a store or move out of an Acc tile as the FixPipe's ``quant``: a float
+    scale, or the region of a per-channel scale tile (None: no quantisation)."""
+    if scale is None:
+        return None
+    if dst_dtype.name == "UINT8":
+        raise ValueError(f"{op}: scale= cannot quantise to UINT8 {_where(loc)}")
+    if dst_dtype.name == "BF16":
+        raise ValueError(f"{op}: scale= cannot produce BF16 from {src.dtype!r} {_where(loc)}")
+    if isinstance(scale, Tile):
+        if scale.space != MemorySpace.Scaling or scale.dtype.name not in SCALE_TILE_TYPES:
+            raise ValueError(f"{op}: a per-channel scale is an INT64 Scaling tile, got a "
+                             f"{scale.dtype!r} {scale.space.name} tile {_where(loc)}")
+        rows, cols = scale.shape
+        if rows != 1 or cols % 16 or cols > MAX_SCALE_CHANNELS:
+            raise ValueError(f"{op}: a per-channel scale tile is [1, N] with N a multiple of "
+                             f"16 and at most {MAX_SCALE_CHANNELS}, got {scale.shape} "
+                             f"{_where(loc)}")
+        if relu is not None or phase is not None:
+            raise ValueError(f"{op}: a per-channel scale cannot be combined with "
+                             f"relu_pre_mode or phase {_where(loc)}")
+        return _first(scale)
+    if isinstance(scale, (bool, np.bool_)):
+        raise ValueError(f"{op}: scale= is a float, an integer holding float bits, or a "
+                         f"Scaling tile, got {scale!r} {_where(loc)}")
+    if isinstance(scale, (float, np.floating)):
+        return float(np.float32(scale))
+    if isinstance(scale, (int, np.integer)):  # an fp32 bit pattern (struct.pack("!f", s))
+        return float(np.uint32(int(scale) & 0xFFFFFFFF).view(np.float32))
+    raise ValueError(f"{op}: scale= is a float, an integer holding float bits, or a Scaling "
+                     f"tile, got {type(scale).__name__} {_where(loc)}")
+
+
 # ----------------------------------------------------------------------- move
 def move(dst, src, offset=None, *, acc_to_vec_mode=None, relu_pre_mode=None, scale=None):
     """``pl.move(dst_tile, src_tile, offset=None, *, acc_to_vec_mode=None,
@@ -135,9 +175,9 @@ def move(dst, src, offset=None, *, acc_to_vec_mode=None, relu_pre_mode=None, sca
     if path is None:
         raise ValueError(f"move: unsupported data path {src.space.name} -> {dst.space.name} "
                          f"{_where(loc)}")
-    if scale is not None:
-        raise KernelError("move: quantising moves (scale=) are not supported", loc)
-    fused = acc_to_vec_mode is not None or relu_pre_mode is not None
+    if scale is not None and src.space != MemorySpace.Acc:
+        raise ValueError(f"move: scale= applies to moves out of an Acc tile only {_where(loc)}")
+    fused = acc_to_vec_mode is not None or relu_pre_mode is not None or scale is not None
     if acc_to_vec_mode is not None and src.space != MemorySpace.Acc:
         raise ValueError(f"move: acc_to_vec_mode applies to Acc -> Vec moves only {_where(loc)}")
     if relu_pre_mode is not None and src.space != MemorySpace.Acc:
@@ -146,7 +186,7 @@ def move(dst, src, offset=None, *, acc_to_vec_mode=None, relu_pre_mode=None, sca
     if offset is not None and not fused and _inside(src, dst):
         _insert(dst, src, _pair(offset, "move", loc), "move", loc)
         return
-    path(dst, src, offset, acc_to_vec_mode, relu_pre_mode, loc)
+    path(dst, src, offset, acc_to_vec_mode, relu_pre_mode, scale, loc)
 
 
 def _inside(src: Tile, dst: Tile) -> bool:
@@ -157,7 +197,7 @@ def _inside(src: Tile, dst: Tile) -> bool:
             and any(s < d for s, d in zip(src.shape, shape)))
 
 
-def _to_cube_buffer(dst: Tile, src: Tile, offset, mode, relu, loc) -> None:
+def _to_cube_buffer(dst: Tile, src: Tile, offset, mode, relu, scale, loc) -> None:
     """Mat -> Left / Right / ScaleLeft / ScaleRight: whole fractals of the destination's valid
     window, from ``offset`` of the source (a sub-block extraction)."""
     at = (0, 0) if offset is None else _pair(offset, "move", loc)
@@ -184,7 +224,7 @@ def _to_cube_buffer(dst: Tile, src: Tile, offset, mode, relu, loc) -> None:
     _copy(dst, src, src_rows, src_cols, at, (0, 0), transpose, "move", loc)
 
 
-def _to_bias(dst: Tile, src: Tile, offset, mode, relu, loc) -> None:
+def _to_bias(dst: Tile, src: Tile, offset, mode, relu, scale, loc) -> None:
     """Mat -> Bias: one row of ``N`` values, converted to the accumulator's fp32."""
     if src.dtype.name not in ("FP16", "BF16", "FP32") or dst.dtype.name != "FP32":
         raise ValueError(f"move: Mat -> Bias converts FP16/BF16/FP32 to an FP32 bias, got "
@@ -197,7 +237,7 @@ def _to_bias(dst: Tile, src: Tile, offset, mode, relu, loc) -> None:
           convert=src.dtype != dst.dtype)
 
 
-def _plain(dst: Tile, src: Tile, offset, mode, relu, loc) -> None:
+def _plain(dst: Tile, src: Tile, offset, mode, relu, scale, loc) -> None:
     """Mat -> Scaling and Vec -> Vec: the source's valid window, same type, re-laid out."""
     if src.dtype != dst.dtype:
         raise ValueError(f"move: a {src.dtype!r} tile cannot move into a {dst.dtype!r} tile "
@@ -212,17 +252,21 @@ def _plain(dst: Tile, src: Tile, offset, mode, relu, loc) -> None:
     _copy(dst, src, rows - at[0], cols - at[1], at, (0, 0), transpose, "move", loc)
 
 
-def _to_mat(dst: Tile, src: Tile, offset, mode, relu, loc) -> None:
+def _to_mat(dst: Tile, src: Tile, offset, mode, relu, scale, loc) -> None:
     """Vec -> Mat: an insert at ``offset`` (or the origin)."""
     _insert(dst, src, (0, 0) if offset is None else _pair(offset, "move", loc), "move", loc)
 
 
-def _acc_to_vec(dst: Tile, src: Tile, offset, mode, relu, loc) -> None:
+def _acc_to_vec(dst: Tile, src: Tile, offset, mode, relu, scale, loc) -> None:
     """Acc -> Vec: the fixpipe writes the Acc tile's valid window into the UB of one AIV, or
     splits it between both (rows or columns) at the same UB address."""
     if offset is not None:
         raise ValueError(f"move: an Acc -> Vec move takes no offset {_where(loc)}")
     mode = AccToVecMode.SingleModeVec0 if mode is None else AccToVecMode(mode)
+    quant = resolve_scale(scale, src, dst.dtype, relu, None, "move", loc)
+    if isinstance(quant, tuple) and len(ACC_TO_VEC_TARGETS[mode]) > 1:
+        raise ValueError(f"move: a per-channel scale needs a single-AIV acc_to_vec_mode "
+                         f"{_where(loc)}")
     if dst.layout not in (TensorLayout.ND, TensorLayout.NZ):
         raise ValueError(f"move: an Acc -> Vec destination is ND or NZ, got "
                          f"{dst.layout.name} {_where(loc)}")
@@ -244,7 +288,8 @@ def _acc_to_vec(dst: Tile, src: Tile, offset, mode, relu, loc) -> None:
             dst_stride=dst.frame.rows if nz else dst.frame.cols,
             layout="NZ" if nz else "ND", c0=dst.frame.frac_cols if nz else 16,
             relu=relu is not None and ReluPreMode(relu) == ReluPreMode.NormalRelu,
-            convert=src.dtype != dst.dtype, sub_block=sub_block, op="move"))
+            convert=src.dtype != dst.dtype or quant is not None, sub_block=sub_block,
+            op="move", quant=quant.at(c0) if isinstance(quant, tuple) else quant))
 
 
 def _acc_parts(mode: AccToVecMode, rows: int, cols: int, loc) -> list[tuple[int, int, int, int]]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ascsim.isa import Bursts, Copy, FixPipe, IndexedCopy, KernelError
+from ascsim.isa import Bursts, Copy, FixPipe, IndexedCopy
 from ascsim.pto.enums import (
     ATOMIC_RULES,
     AtomicType,
@@ -25,6 +25,7 @@ from ascsim.pto.enums import (
     TensorLayout,
 )
 from ascsim.pto.ops.common import current_core, expect_space, expect_tile, user_location
+from ascsim.pto.ops.cube import resolve_scale
 from ascsim.pto.tensor import GmTensor
 from ascsim.pto.tile import Tile
 
@@ -199,11 +200,10 @@ def _store(dst, src, offsets, relu_pre_mode, scale, order, atomic, phase, op, lo
 def store_from_acc(core, dst: GmTensor, src: Tile, base: int, rows: int, cols: int,
                    row_stride: int, relu_pre_mode, scale, rule, phase, op, loc) -> None:
     """Acc -> GM through the fixpipe: the accumulator's NZ fractals to row-major GM rows (or
-    to the NZ fractals of an NZ tensor), converted to the tensor's type, ReLU'd, combined with
-    GM by ``rule`` (atomic add/max/min); ``phase`` is the unit-flag handshake with the
-    matmuls that filled the tile."""
-    if scale is not None:
-        raise KernelError(f"{op}: quantising stores (scale=) are not supported", loc)
+    to the NZ fractals of an NZ tensor), ReLU'd, scaled (``scale``: quantisation), converted
+    to the tensor's type, combined with GM by ``rule`` (atomic add/max/min); ``phase`` is the
+    unit-flag handshake with the matmuls that filled the tile."""
+    quant = resolve_scale(scale, src, dst.dtype, relu_pre_mode, phase, op, loc)
     if src.layout != TensorLayout.NZ:
         raise ValueError(f"{op}: an Acc tile is stored from its NZ fractals, got "
                          f"{src.layout.name} ({loc[0]}:{loc[1]})")
@@ -220,8 +220,8 @@ def store_from_acc(core, dst: GmTensor, src: Tile, base: int, rows: int, cols: i
     gm = _gm_region(dst).at(base)
     core.execute(FixPipe(gm, rows, cols, loc, src=acc, src_stride=src.frame.rows,
                          dst_stride=stride, layout=layout, c0=c0, relu=relu,
-                         convert=src.dtype != dst.dtype, atomic=rule, op=op,
-                         unit_flag=unit_flag))
+                         convert=src.dtype != dst.dtype or quant is not None, atomic=rule,
+                         op=op, unit_flag=unit_flag, quant=quant))
 
 
 def _nz_base(dst: GmTensor, base: int, rows: int, cols: int, op, loc) -> tuple[int, int, int]:
