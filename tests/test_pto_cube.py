@@ -553,3 +553,31 @@ def bad_scale_kernel(out: pl.Tensor[[M, N], pl.DT_UINT8], which: pl.DT_INT64):
 def test_bad_scales_are_refused(which, message):
     with pytest.raises(ParserSyntaxError, match=message):
         bad_scale_kernel(torch.zeros(M, N, dtype=torch.uint8), which)
+
+
+@pl.jit()
+def wrong_core_kernel(out: pl.Tensor[[M, N], pl.DT_FP32], which: pl.DT_INT64):
+    left = _tile([M, K], pl.DT_FP16, Left, 0)
+    right = _tile([K, N], pl.DT_FP16, Right, 0)
+    acc = _tile([M, N], pl.DT_FP32, Acc, 0)
+    vec = _tile([M, N], pl.DT_FP16, Vec, 0)
+    mat = _tile([M, N], pl.DT_FP16, Mat, 0)
+    with pl.section_vector():
+        if which == 0:
+            pl.matmul(acc, left, right)
+        elif which == 1:
+            pl.store(out, acc, [0, 0])
+        else:
+            pl.move(left, mat)
+    with pl.section_cube():
+        if which == 3:
+            pl.insert(mat, vec, [0, 0])
+
+
+@pytest.mark.parametrize("which,message", [
+    (0, "matmul Left -> Acc is issued by the AIC"), (1, "store from an Acc tile is the AIC's"),
+    (2, "move Mat -> Left is issued by the AIC"), (3, "insert Vec -> Mat is issued by the AIV")])
+def test_cube_and_vector_ops_refuse_the_other_section(which, message):
+    with pytest.raises(Exception, match=message) as info:
+        wrong_core_kernel(torch.zeros(M, N), which)
+    assert "test_pto_cube.py:" in str(info.value)

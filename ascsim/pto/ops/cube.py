@@ -24,7 +24,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from ascsim.isa import FixPipe, IndexedCopy, Mmad
+from ascsim.isa import FixPipe, IndexedCopy, KernelError, Mmad
+from ascsim.isa.operands import Region
 from ascsim.pto.enums import AccPhase, AccToVecMode, MemorySpace, ReluPreMode, TensorLayout
 from ascsim.pto.layout import Frame, window_offsets
 from ascsim.pto.ops.common import current_core, expect_space, expect_tile, user_location
@@ -184,8 +185,10 @@ def move(dst, src, offset=None, *, acc_to_vec_mode=None, relu_pre_mode=None, sca
         raise ValueError(f"move: relu_pre_mode applies to moves out of an Acc tile only "
                          f"{_where(loc)}")
     if offset is not None and not fused and _inside(src, dst):
+        _on("AIV", "move", src, dst, loc)
         _insert(dst, src, _pair(offset, "move", loc), "move", loc)
         return
+    _on(MOVE_CORES[(src.space, dst.space)], "move", src, dst, loc)
     path(dst, src, offset, acc_to_vec_mode, relu_pre_mode, scale, loc)
 
 
@@ -264,14 +267,14 @@ def _acc_to_vec(dst: Tile, src: Tile, offset, mode, relu, scale, loc) -> None:
         raise ValueError(f"move: an Acc -> Vec move takes no offset {_where(loc)}")
     mode = AccToVecMode.SingleModeVec0 if mode is None else AccToVecMode(mode)
     quant = resolve_scale(scale, src, dst.dtype, relu, None, "move", loc)
-    if isinstance(quant, tuple) and len(ACC_TO_VEC_TARGETS[mode]) > 1:
+    if isinstance(quant, Region) and len(ACC_TO_VEC_TARGETS[mode]) > 1:
         raise ValueError(f"move: a per-channel scale needs a single-AIV acc_to_vec_mode "
                          f"{_where(loc)}")
     if dst.layout not in (TensorLayout.ND, TensorLayout.NZ):
         raise ValueError(f"move: an Acc -> Vec destination is ND or NZ, got "
                          f"{dst.layout.name} {_where(loc)}")
     rows, cols = src.valid
-    parts = _acc_parts(mode, rows, cols, loc)
+    parts = _acc_parts(mode, rows, cols)
     start = int(src.offsets(1, 1)[0, 0])
     first = int(dst.offsets(1, 1)[0, 0])
     acc, vec = src.region(), dst.region().at(first)
@@ -289,10 +292,10 @@ def _acc_to_vec(dst: Tile, src: Tile, offset, mode, relu, scale, loc) -> None:
             layout="NZ" if nz else "ND", c0=dst.frame.frac_cols if nz else 16,
             relu=relu is not None and ReluPreMode(relu) == ReluPreMode.NormalRelu,
             convert=src.dtype != dst.dtype or quant is not None, sub_block=sub_block,
-            op="move", quant=quant.at(c0) if isinstance(quant, tuple) else quant))
+            op="move", quant=quant.at(c0) if isinstance(quant, Region) else quant))
 
 
-def _acc_parts(mode: AccToVecMode, rows: int, cols: int, loc) -> list[tuple[int, int, int, int]]:
+def _acc_parts(mode: AccToVecMode, rows: int, cols: int) -> list[tuple[int, int, int, int]]:
     """``(first row, first column, rows, columns)`` of the Acc window each receiving AIV gets:
     SplitM gives AIV0 ``ceil(M/2)`` rows; SplitN gives AIV0 half of N rounded up to 32 (all of
     N when N <= 16); AIV1 gets the rest."""
@@ -317,6 +320,21 @@ MOVE_PATHS = {(MemorySpace.Mat, MemorySpace.Left): _to_cube_buffer,
               (MemorySpace.Vec, MemorySpace.Mat): _to_mat}
 
 
+#: The core that issues each move: the AIC drives L1, L0 and the fixpipe; an AIV its UB (and
+#: its UB -> L1 path).
+MOVE_CORES = {pair: "AIV" if pair[0] == MemorySpace.Vec else "AIC" for pair in MOVE_PATHS}
+
+
+def _on(kind: str, op: str, src: Tile, dst: Tile, loc) -> None:
+    """Refuse an op issued by the wrong kind of core (a cube op outside the cube section)."""
+    core = current_core()
+    if core.kind != kind:
+        where = "pl.section_cube()" if kind == "AIC" else "pl.section_vector()"
+        raise KernelError(f"{op} {src.space.name} -> {dst.space.name} is issued by the "
+                          f"{kind}, but this code runs on an {core.kind}: put it inside "
+                          f"`with {where}:`", loc)
+
+
 # ----------------------------------------------------------------------- insert
 def insert(dst, src, offset):
     """``pl.insert(dst_tile, src_tile, offset)``: a Vec tile into a Mat tile at ``offset``
@@ -326,6 +344,7 @@ def insert(dst, src, offset):
     src = expect_tile(src, "insert", "src", loc)
     expect_space(dst, (MemorySpace.Mat,), "insert", "dst", loc)
     expect_space(src, (MemorySpace.Vec,), "insert", "src", loc)
+    _on("AIV", "insert", src, dst, loc)
     _insert(dst, src, _pair(offset, "insert", loc), "insert", loc)
 
 
@@ -370,6 +389,7 @@ def _mmad(dst, lhs, rhs, bias, accumulate: bool, phase, op: str, loc) -> None:
     rhs = _operand(rhs, MemorySpace.Right, "rhs", op, loc)
     if bias is not None:
         bias = _operand(bias, MemorySpace.Bias, "bias", op, loc)
+    _on("AIC", op, lhs, dst, loc)
     m, k = lhs.valid
     n = rhs.valid[1]
     if rhs.valid[0] < k:

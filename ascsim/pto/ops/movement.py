@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ascsim.isa import Bursts, Copy, FixPipe, IndexedCopy
+from ascsim.isa import Bursts, Copy, FixPipe, IndexedCopy, KernelError
 from ascsim.pto.enums import (
     ATOMIC_RULES,
     AtomicType,
@@ -203,6 +203,9 @@ def store_from_acc(core, dst: GmTensor, src: Tile, base: int, rows: int, cols: i
     to the NZ fractals of an NZ tensor), ReLU'd, scaled (``scale``: quantisation), converted
     to the tensor's type, combined with GM by ``rule`` (atomic add/max/min); ``phase`` is the
     unit-flag handshake with the matmuls that filled the tile."""
+    if core.kind != "AIC":
+        raise KernelError(f"{op} from an Acc tile is the AIC's fixpipe, but this code runs on "
+                          "an AIV: put it inside `with pl.section_cube():`", loc)
     quant = resolve_scale(scale, src, dst.dtype, relu_pre_mode, phase, op, loc)
     if src.layout != TensorLayout.NZ:
         raise ValueError(f"{op}: an Acc tile is stored from its NZ fractals, got "
