@@ -320,15 +320,16 @@ MOVE_PATHS = {(MemorySpace.Mat, MemorySpace.Left): _to_cube_buffer,
               (MemorySpace.Vec, MemorySpace.Mat): _to_mat}
 
 
-#: The core that issues each move: the AIC drives L1, L0 and the fixpipe; an AIV its UB (and
-#: its UB -> L1 path).
+#: The core that issues each move: the AIC drives L1, L0 and the fixpipe, an AIV its UB -> L1
+#: path. (A Vec -> Vec move runs wherever the kernel's vector ops run.)
 MOVE_CORES = {pair: "AIV" if pair[0] == MemorySpace.Vec else "AIC" for pair in MOVE_PATHS}
+MOVE_CORES[(MemorySpace.Vec, MemorySpace.Vec)] = None
 
 
-def _on(kind: str, op: str, src: Tile, dst: Tile, loc) -> None:
+def _on(kind: str | None, op: str, src: Tile, dst: Tile, loc) -> None:
     """Refuse an op issued by the wrong kind of core (a cube op outside the cube section)."""
     core = current_core()
-    if core.kind != kind:
+    if kind is not None and core.kind != kind:
         where = "pl.section_cube()" if kind == "AIC" else "pl.section_vector()"
         raise KernelError(f"{op} {src.space.name} -> {dst.space.name} is issued by the "
                           f"{kind}, but this code runs on an {core.kind}: put it inside "
