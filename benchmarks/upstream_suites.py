@@ -53,6 +53,21 @@ ERROR_LINE = re.compile(r"^(?:E\s+)?([A-Za-z_][\w.]*(?:Error|Exception|Exit|Inte
                         r"Warning)\b.*)$")
 
 
+#: PyPTO-Pro files outside the tile API (register-level vector functions, SIMT, MX and HF8
+#: matmul, fixpipe quantisation, the automatic pipeline): counted apart from the tile-API files.
+PYPTO_BEYOND_TILES = (re.compile(r"(^|/)(vf_api|simt|lightning_indexer)/"),
+                      re.compile(r"(^|/)fa/[^/]*_vf[^/]*\.py$"),
+                      re.compile(r"(^|/)matmul/test_matmul_(hf8_fp32|mx)\.py$"),
+                      re.compile(r"(^|/)datacopy/test_scale_[^/]*\.py$"),
+                      re.compile(r"(^|/)fa/test_fa_serial_dn_auto\.py$"))
+TILE_SCOPE, BEYOND_SCOPE = "tile API", "beyond the tile API"
+
+
+def pypto_scope(relative: str) -> str:
+    """Which part of PyPTO Pro a front-end test file (path relative to frontend/) tests."""
+    return BEYOND_SCOPE if any(p.search(relative) for p in PYPTO_BEYOND_TILES) else TILE_SCOPE
+
+
 @dataclass(frozen=True)
 class SuiteFile:
     """One file to run: where it is, which folder it counts for, and how to run it."""
@@ -61,6 +76,7 @@ class SuiteFile:
     path: Path
     kind: str  # "script" | "pytest"
     root: Path  # the folder the process starts in (pytest's rootdir, the conftest.py files)
+    scope: str = ""  # PyPTO Pro: tile API or beyond (see pypto_scope)
 
 
 @dataclass
@@ -69,6 +85,7 @@ class FileResult:
 
     folder: str
     file: str
+    scope: str = ""
     passed: int = 0
     failed: int = 0
     errored: int = 0
@@ -118,7 +135,8 @@ def pypto_files(base: Path) -> list[SuiteFile]:
     for path in sorted(frontend.rglob("test_*.py")):
         parts = path.relative_to(frontend).parts
         folder = "frontend/" + (parts[0] if len(parts) > 1 else ".")
-        files.append(SuiteFile(folder, path, "pytest", frontend))
+        scope = pypto_scope(path.relative_to(frontend).as_posix())
+        files.append(SuiteFile(folder, path, "pytest", frontend, scope))
     return files
 
 
@@ -176,7 +194,7 @@ def script_error(stderr: str, stdout: str) -> str:
 
 def run_file(item: SuiteFile, ascsim: list[str], soc: str | None, timeout: float) -> FileResult:
     """Run one file in its own process group; kill the group at the timeout."""
-    result = FileResult(item.folder, str(item.path))
+    result = FileResult(item.folder, str(item.path), item.scope)
     with tempfile.TemporaryDirectory(prefix="ascsim-upstream-") as tmp:
         report = Path(tmp) / "junit.xml"
         start = time.perf_counter()
@@ -278,6 +296,19 @@ def format_tables(results: list[FileResult], base: dict[str, Path]) -> str:
     out.append(f"{'total':<28} {grand['files']:>5} {grand['files_ok']:>4} {grand['passed']:>5} "
                f"{grand['failed']:>5} {grand['errored']:>5} {grand['skipped']:>5}  "
                f"{_pct(grand['passed'], tests):>12}")
+    scopes: dict[str, dict[str, int]] = {}
+    for r in results:
+        if r.scope:
+            row = scopes.setdefault(r.scope, dict.fromkeys(("files", "files_ok", *OUTCOMES), 0))
+            row["files"] += 1
+            row["files_ok"] += int(r.ok)
+            for name in OUTCOMES:
+                row[name] += getattr(r, name)
+    for scope, row in scopes.items():
+        tests = sum(row[name] for name in OUTCOMES)
+        out.append(f"{'PyPTO Pro, ' + scope:<28} {row['files']:>5} {row['files_ok']:>4} "
+                   f"{row['passed']:>5} {row['failed']:>5} {row['errored']:>5} "
+                   f"{row['skipped']:>5}  {_pct(row['passed'], tests):>12}")
     failing = [r for r in results if not r.ok]
     if failing:
         out += ["", "first error of each file not fully passing"]

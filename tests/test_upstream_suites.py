@@ -135,6 +135,23 @@ def test_discovery_of_pyasc_and_pypto_files(tmp_path):
                                                       ("frontend/simt", "test_t.py")]
 
 
+@pytest.mark.parametrize("path,scope", [
+    ("element_wise/test_add.py", "tile API"),
+    ("fa/test_fa_perf_tkv_preload_nbuf.py", "tile API"),
+    ("vf_api/test_softmax_tile_group_vf.py", "beyond the tile API"),
+    ("simt/launch/test_x.py", "beyond the tile API"),
+    ("fa/test_fa_serial_dn_vf.py", "beyond the tile API"),
+    ("fa/test_fa_serial_dn_auto.py", "beyond the tile API"),
+    ("matmul/test_matmul_mx.py", "beyond the tile API"),
+    ("matmul/test_matmul_hf8_fp32.py", "beyond the tile API"),
+    ("datacopy/test_scale_quant.py", "beyond the tile API"),
+    ("datacopy/test_single_mode_tail.py", "tile API"),
+    ("lightning_indexer/test_li.py", "beyond the tile API"),
+])
+def test_pypto_files_are_split_into_tile_api_and_beyond(path, scope):
+    assert suites.pypto_scope(path) == scope
+
+
 def test_run_over_a_fake_suite(tmp_path, capsys):
     _write(tmp_path, {
         "python/tutorials/01_ok/ok.py": OK_SCRIPT,

@@ -26,7 +26,7 @@ import textwrap
 import types
 from collections.abc import Iterable
 
-from ascsim.pto.errors import ParserSyntaxError, UnsupportedFeatureError
+from ascsim.pto.errors import ParserSyntaxError, UndefinedVariableError, UnsupportedFeatureError
 
 SECTION = "__pto_section__"
 CALL = "__pto_call__"
@@ -203,7 +203,13 @@ def is_inlinable(obj) -> bool:
     if not isinstance(obj, types.FunctionType):
         return False
     module = obj.__module__ or ""
-    return not module.startswith(("ascsim", "torch", "numpy", "pytest", "pypto"))
+    return not module.startswith(LIBRARIES)
+
+
+#: Modules whose functions are called, never inlined (ascsim's own operators in
+#: ``ascsim.ops`` are user code and are inlined).
+LIBRARIES = ("ascsim.pto", "ascsim.sim", "ascsim.isa", "ascsim.hw", "torch", "numpy", "pytest",
+             "pypto")
 
 
 def rewrite(fn, names: Iterable[str], is_kernel: bool = True):
@@ -211,7 +217,11 @@ def rewrite(fn, names: Iterable[str], is_kernel: bool = True):
     ``names`` (the rewrite's own helpers, and the names PyPTO Pro binds per launch) as
     keywords and returns the function."""
     node, filename, _ = source_tree(fn)
+    # Variables of an enclosing function (a kernel defined in a function) stay visible: they
+    # become names of the factory too, bound to their cells' values at each launch.
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
     names = tuple(names)
+    names = (*names, *(name for name in cells if name not in names))
     node = _Rewriter(filename, is_kernel, _assigned_names(node) | set(names)).visit(node)
     node.decorator_list = []
     # def __pto_factory__(*, <names>): def fn(...): ...; return fn
@@ -227,4 +237,18 @@ def rewrite(fn, names: Iterable[str], is_kernel: bool = True):
     code = compile(module, filename, "exec")
     namespace: dict = {}
     exec(code, fn.__globals__, namespace)  # noqa: S102 - the user's own kernel source
-    return namespace["__pto_factory__"]
+    make = namespace["__pto_factory__"]
+    if not cells:
+        return make
+
+    def factory(**values):
+        for name, cell in cells.items():
+            if name not in values:
+                try:
+                    values[name] = cell.cell_contents
+                except ValueError:  # not assigned yet in the enclosing function
+                    raise UndefinedVariableError(f"{name!r} is used before it is assigned",
+                                                 (filename, node.lineno)) from None
+        return make(**values)
+
+    return factory

@@ -1,0 +1,228 @@
+"""The PyPTO Pro front-end's core: the kernel rewrite, launches, tiles, layouts, auto_mutex."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import ascsim.pto.language as pl
+from ascsim.pto import layout
+from ascsim.pto.enums import TensorLayout
+from ascsim.pto.errors import ParserSyntaxError, UnsupportedFeatureError
+from ascsim.session import SESSION
+
+SOC = "Ascend950PR_9579"
+
+
+@pytest.fixture(autouse=True)
+def _on_950():
+    with SESSION.using_soc(SOC):
+        yield
+
+
+# ------------------------------------------------------------------ layouts
+def test_nz_of_nk_is_zn_of_kn():
+    """[N, K] NZ and [K, N] ZN are the same bytes (a transpose moves nothing)."""
+    n, k = 32, 48
+    nz = layout.make_frame(TensorLayout.NZ, n, k, 2)
+    zn = layout.make_frame(TensorLayout.ZN, k, n, 2)
+    assert np.array_equal(layout.window_offsets(nz, 0, 0, n, k),
+                          layout.window_offsets(zn, 0, 0, k, n).T)
+
+
+@pytest.mark.parametrize("lay", list(TensorLayout))
+@pytest.mark.parametrize("elem", [1, 2, 4])
+def test_every_layout_is_a_permutation_of_its_frame(lay, elem):
+    frame = layout.make_frame(lay, 40, 72, elem)
+    offsets = layout.window_offsets(frame, 0, 0, frame.rows, frame.cols)
+    assert sorted(offsets.ravel().tolist()) == list(range(frame.elements))
+
+
+def test_nz_fractals_are_16_rows_of_32_bytes():
+    frame = layout.make_frame(TensorLayout.NZ, 16, 32, 2)  # two 16x16 fp16 fractals
+    off = layout.window_offsets(frame, 0, 0, 16, 32)
+    assert off[0, :16].tolist() == list(range(16))
+    assert off[1, 0] == 16 and off[0, 16] == 256
+
+
+# ------------------------------------------------------------------ kernels
+@pl.jit
+def add_rows(a: pl.Tensor[[pl.DYNAMIC, 64], pl.DT_FP32], b: pl.Tensor[[pl.DYNAMIC, 64], pl.DT_FP32],
+             out: pl.Tensor[[pl.DYNAMIC, 64], pl.DT_FP32]):
+    tt = pl.TileType(shape=[16, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+    ga = pl.make_tile_group(type=tt, addrs=0x0, mutex_ids=[0, 1])
+    gb = pl.make_tile_group(type=tt, addrs=0x10000, mutex_ids=[2, 3])
+    go = pl.make_tile_group(type=tt, addrs=0x20000, mutex_ids=[4, 5])
+    rows = a.shape[0]
+    with pl.section_vector():
+        for t in pl.range(pl.get_block_idx(), (rows + 15) // 16, pl.get_block_num()):
+            n = min(16, rows - t * 16)
+            ta, tb, to = ga.next(), gb.next(), go.next()
+            pl.set_validshape(ta, [n, 64])
+            pl.set_validshape(tb, [n, 64])
+            pl.set_validshape(to, [n, 64])
+            pl.load(ta, a, [t * 16, 0])
+            pl.load(tb, b, [t * 16, 0])
+            pl.add(to, ta, tb)
+            pl.mul(to, to, 0.5)
+            pl.store(out, to, [t * 16, 0])
+
+
+@pytest.mark.parametrize("rows,blocks", [(64, 4), (70, 3), (5, 2)])
+def test_vector_kernel_with_tails_matches_torch(rows, blocks):
+    a, b = torch.randn(rows, 64), torch.randn(rows, 64)
+    out = torch.zeros(rows, 64)
+    report = add_rows[None, blocks](a, b, out)
+    torch.testing.assert_close(out, (a + b) * 0.5)
+    assert report.findings == [], [f.format() for f in report.findings]
+    assert report.kernel_type == "AIV_ONLY"
+
+
+def test_call_without_brackets_is_one_block():
+    a, b = torch.randn(16, 64), torch.randn(16, 64)
+    out = torch.zeros(16, 64)
+    report = add_rows(a, b, out)
+    assert report.block_num == 1
+    torch.testing.assert_close(out, (a + b) * 0.5)
+
+
+def test_auto_mutex_orders_the_pipes_of_one_buffer():
+    """With auto_mutex the vector op waits for the load of its buffer and the store for the
+    vector op: no race findings. Without it (and no sync) the same kernel races."""
+    a, b = torch.randn(32, 64), torch.randn(32, 64)
+    report = add_rows[None, 1](a, b, torch.zeros(32, 64))
+    assert report.findings == []
+    unsynced = pl.jit(auto_mutex=False)(add_rows.fn)
+    report = unsynced[None, 1](a, b, torch.zeros(32, 64))
+    kinds = {f.category for f in report.findings}
+    assert "race" in kinds, [f.format() for f in report.findings]
+    lines = {line for f in report.findings for (_, line) in f.locations}
+    assert any("test_pto_core.py" in f.locations[0][0] for f in report.findings)
+    assert lines
+
+
+@pl.jit
+def sections(out: pl.Tensor[[3], pl.DT_INT32]):
+    with pl.section_cube():
+        out[0] = 1
+    with pl.section_vector():
+        out[1 + pl.get_subblock_idx()] = 10 + pl.get_block_idx()
+
+
+def test_sections_run_on_their_cores_and_vector_block_idx_is_flattened():
+    out = torch.zeros(3, dtype=torch.int32)
+    report = sections[None, 1](out)
+    assert report.kernel_type == "MIX"
+    assert out.tolist() == [1, 10, 11]
+
+
+def _helper_with_section(out):
+    with pl.section_vector():
+        out[0] = 7
+
+
+@pl.jit
+def calls_helper(out: pl.Tensor[[1], pl.DT_INT32]):
+    _helper_with_section(out)
+
+
+def test_helpers_are_inlined_with_their_sections():
+    out = torch.zeros(1, dtype=torch.int32)
+    report = calls_helper(out)
+    assert out.item() == 7 and report.kernel_type == "AIV_ONLY"
+
+
+def test_builtin_range_is_refused_with_the_line():
+    @pl.jit
+    def bad(out: pl.Tensor[[4], pl.DT_INT32]):
+        with pl.section_vector():
+            for i in range(4):
+                out[i] = i
+
+    with pytest.raises(ParserSyntaxError, match=r"test_pto_core.py:\d+: use pl.range"):
+        bad(torch.zeros(4, dtype=torch.int32))
+
+
+def test_other_context_managers_are_refused():
+    @pl.jit
+    def bad(out: pl.Tensor[[4], pl.DT_INT32]):
+        with open("x"):
+            out[0] = 1
+
+    with pytest.raises(UnsupportedFeatureError, match="section_cube"):
+        bad(torch.zeros(4, dtype=torch.int32))
+
+
+def test_arguments_are_checked_like_pypto_pro():
+    a = torch.randn(16, 64)
+    with pytest.raises(TypeError, match="expected dtype torch.float32"):
+        add_rows(a.half(), a, a)
+    with pytest.raises(TypeError, match="dimension 1 must be 64"):
+        add_rows(torch.randn(16, 32), a, a)
+    with pytest.raises(TypeError, match="expected rank 2"):
+        add_rows(torch.randn(64), a, a)
+    with pytest.raises(ValueError, match="block_dim must be a positive int"):
+        add_rows[None, 0]
+    with pytest.raises(ValueError, match="block_dim"):
+        add_rows[None, True]
+
+
+def test_910b_is_refused_with_unsupported_platform():
+    with SESSION.using_soc("Ascend910B1"), pytest.raises(RuntimeError,
+                                                          match="unsupported platform"):
+        add_rows(torch.randn(16, 64), torch.randn(16, 64), torch.zeros(16, 64))
+
+
+def test_misaligned_tile_address_is_a_parse_error():
+    @pl.jit
+    def bad(out: pl.Tensor[[16, 16], pl.DT_FP32]):
+        with pl.section_vector():
+            pl.make_tile(pl.TileType(shape=[16, 16], dtype=pl.DT_FP32), addr=0x10)
+
+    with pytest.raises(ParserSyntaxError, match="32-byte aligned"):
+        bad(torch.zeros(16, 16))
+
+
+def test_tile_beyond_ub_is_a_finding():
+    @pl.jit
+    def big(out: pl.Tensor[[16, 16], pl.DT_FP32]):
+        with pl.section_vector():
+            pl.make_tile(pl.TileType(shape=[256, 256], dtype=pl.DT_FP32), addr=0x20000)
+
+    report = big(torch.zeros(16, 16))
+    assert [f.category for f in report.findings] == ["local-overflow"]
+
+
+def test_tile_group_cursor_starts_at_the_last_slot():
+    seen = []
+
+    @pl.jit
+    def ring(out: pl.Tensor[[4], pl.DT_INT32]):
+        g = pl.make_tile_group(type=pl.TileType(shape=[8, 8], dtype=pl.DT_FP32),
+                               addrs=0, depth=3)
+        with pl.section_vector():
+            seen.append(g.current().addr)
+            for _ in pl.range(4):
+                seen.append(g.next().addr)
+
+    ring(torch.zeros(4, dtype=torch.int32))
+    assert seen == [512, 0, 256, 512, 0]
+
+
+def test_pypto_pro_names_and_950_default_under_run(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "k.py"
+    script.write_text(
+        "import pypto_pro.language as pl\n"
+        "import pypto\n"
+        "import torch, torch_npu\n"
+        "from pypto_pro.language.parser.diagnostics._exceptions import ParserSyntaxError\n"
+        "from pypto_pro.runtime.platform import get_platform_info\n"
+        "print(torch.npu.get_device_name(), get_platform_info().arch)\n")
+    done = subprocess.run([sys.executable, "-m", "ascsim", "run", str(script)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "Ascend950PR_9579 a5" in done.stdout
