@@ -29,6 +29,7 @@ from ascsim.isa.operands import Region
 from ascsim.pto.enums import AccPhase, AccToVecMode, MemorySpace, ReluPreMode, TensorLayout
 from ascsim.pto.layout import Frame, window_offsets
 from ascsim.pto.ops.common import current_core, expect_space, expect_tile, user_location
+from ascsim.pto.tensor import GmTensor
 from ascsim.pto.tile import Tile
 
 #: Layout pairs that store a matrix and its transpose in the same bytes.
@@ -142,27 +143,39 @@ def resolve_scale(scale, src: Tile, dst_dtype, relu, phase, op: str, loc):
     if dst_dtype.name == "BF16":
         raise ValueError(f"{op}: scale= cannot produce BF16 from {src.dtype!r} {_where(loc)}")
     if isinstance(scale, Tile):
-        if scale.space != MemorySpace.Scaling or scale.dtype.name not in SCALE_TILE_TYPES:
-            raise ValueError(f"{op}: a per-channel scale is an INT64 Scaling tile, got a "
-                             f"{scale.dtype!r} {scale.space.name} tile {_where(loc)}")
+        if scale.space != MemorySpace.Scaling:
+            raise ValueError(f"{op}: a per-channel scale tile lives in MemorySpace.Scaling, got "
+                             f"a {scale.space.name} tile {_where(loc)}")
+        if scale.dtype.name == "FP32":
+            raise ValueError(f"{op}: scale tile dtype FP32 is not supported: encode the scales "
+                             f"on the host with torch_npu.npu_trans_quant_param {_where(loc)}")
+        if scale.dtype.name not in SCALE_TILE_TYPES:
+            raise ValueError(f"{op}: scale tile dtype must be INT64, got {scale.dtype.name} "
+                             f"{_where(loc)}")
         rows, cols = scale.shape
         if rows != 1 or cols % 16 or cols > MAX_SCALE_CHANNELS:
-            raise ValueError(f"{op}: a per-channel scale tile is [1, N] with N a multiple of "
-                             f"16 and at most {MAX_SCALE_CHANNELS}, got {scale.shape} "
+            raise ValueError(f"{op}: a per-channel scale tile has shape [1, N] (row == 1, N a "
+                             f"multiple of 16, at most {MAX_SCALE_CHANNELS}), got {scale.shape} "
                              f"{_where(loc)}")
-        if relu is not None or phase is not None:
-            raise ValueError(f"{op}: a per-channel scale cannot be combined with "
-                             f"relu_pre_mode or phase {_where(loc)}")
+        if relu is not None:
+            raise ValueError(f"{op}: a per-channel scale cannot be used together with "
+                             f"relu_pre_mode {_where(loc)}")
+        if phase is not None:
+            raise ValueError(f"{op}: a per-channel scale cannot be combined with phase "
+                             f"{_where(loc)}")
         return _first(scale)
+    if isinstance(scale, GmTensor):
+        raise ValueError(f"{op}: a scale Tensor is not supported for per-channel quantization: "
+                         f"load it into a Scaling tile {_where(loc)}")
     if isinstance(scale, (bool, np.bool_)):
-        raise ValueError(f"{op}: scale= is a float, an integer holding float bits, or a "
+        raise ValueError(f"{op}: scale must be a float, an integer holding float bits, or a "
                          f"Scaling tile, got {scale!r} {_where(loc)}")
     if isinstance(scale, (float, np.floating)):
         return float(np.float32(scale))
     if isinstance(scale, (int, np.integer)):  # an fp32 bit pattern (struct.pack("!f", s))
         return float(np.uint32(int(scale) & 0xFFFFFFFF).view(np.float32))
-    raise ValueError(f"{op}: scale= is a float, an integer holding float bits, or a Scaling "
-                     f"tile, got {type(scale).__name__} {_where(loc)}")
+    raise ValueError(f"{op}: scale must be a float, an integer holding float bits, or a "
+                     f"Scaling tile, got {type(scale).__name__} {_where(loc)}")
 
 
 # ----------------------------------------------------------------------- move
