@@ -281,8 +281,8 @@ def _acc_to_vec(dst: Tile, src: Tile, offset, mode, relu, scale, loc) -> None:
     mode = AccToVecMode.SingleModeVec0 if mode is None else AccToVecMode(mode)
     quant = resolve_scale(scale, src, dst.dtype, relu, None, "move", loc)
     if isinstance(quant, Region) and len(ACC_TO_VEC_TARGETS[mode]) > 1:
-        raise ValueError(f"move: a per-channel scale needs a single-AIV acc_to_vec_mode "
-                         f"{_where(loc)}")
+        raise ValueError(f"move: a per-channel scale only supports single-mode "
+                         f"acc_to_vec_mode (SingleModeVec0/1) {_where(loc)}")
     if dst.layout not in (TensorLayout.ND, TensorLayout.NZ):
         raise ValueError(f"move: an Acc -> Vec destination is ND or NZ, got "
                          f"{dst.layout.name} {_where(loc)}")
