@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-import ascsim.pto.language as pl
 from ascsim.hw import DEFAULT_SOC
 from ascsim.session import SESSION
 
@@ -41,7 +40,5 @@ def test_vector_add_in_both_languages_is_timed_alike(bench):
     assert abs(_ratio(bench.vector_add_pair) - 1) <= bench.TOLERANCE
 
 
-@pytest.mark.skipif(not hasattr(pl, "matmul"), reason="the PyPTO-Pro cube operations "
-                    "(pl.move, pl.matmul) are not in this build")
 def test_linear_layer_in_both_languages_is_timed_alike(bench):
     assert abs(_ratio(bench.linear_pair) - 1) <= bench.TOLERANCE

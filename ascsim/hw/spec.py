@@ -510,6 +510,11 @@ class SocSpec:
     # --- lookups -------------------------------------------------------------------------
 
     @property
+    def fixpipe_buffer_bytes(self) -> int:
+        """The fixpipe buffers (fb0, fb1, ...) as one address space of the AIC (FB)."""
+        return sum(self.fb_bytes)
+
+    @property
     def arch_version(self) -> int:
         """The ``__NPU_ARCH__`` number a kernel can query (``get_arch_version``)."""
         return self.npu_arch

@@ -93,6 +93,13 @@ class IndexedCopy(NamedTuple):
     fractal row a matrix row ends in; a Load3D's padding value). The index arrays have equal
     shapes; ``dst_index`` None means the first ``src_index.size`` elements in order.
 
+    ``convert``: the elements are converted to ``dst``'s type (round to nearest even) rather
+    than copied as bits (the fp16 -> fp32 move into the bias table). ``dst_runs``: ``(first,
+    run, pitch, count)`` in elements when the destination indices are ``count`` runs of
+    ``run`` elements ``pitch`` apart (a window of a fractal tile): the write is recorded as
+    those runs, not their hull, so cores filling interleaved parts of one buffer are not taken
+    for overlapping writers.
+
     Cost: as :class:`Copy` over ``nbytes`` bytes in ``bursts`` bursts (the instruction's own
     counts: a fractal load moves whole 512-byte fractals). ``gm_rows`` = ``(first elements,
     row elements)`` of the GM side, for the L2 model (None: costed as a miss).
@@ -109,6 +116,8 @@ class IndexedCopy(NamedTuple):
     gm_rows: tuple | None = None
     fill: Any = 0
     after: float = 0.0
+    convert: bool = False
+    dst_runs: tuple | None = None
 
 
 # ============================================================================ vector unit
@@ -271,6 +280,14 @@ class Mmad(NamedTuple):
     zero. A record with ``dst`` None is cost-only: a front-end that computes a whole region's
     product at once (:class:`CubeProduct`) emits its steps this way.
 
+    Frames: ``a_rows`` (``b_cols``, ``c_rows``) is the row (column, row) count of the fractal
+    frame the operand is stored in, when it is larger than ``m`` (``n``, ``m``) rounded up to
+    whole fractals (a tile whose valid part is smaller than the buffer): the fractal columns of
+    A and C are ``a_rows`` / ``c_rows`` rows apart and the fractal rows of B hold ``b_cols``
+    columns; 0 means the tight frame. Only the ``m x k`` / ``k x n`` / ``m x n`` windows (in
+    whole fractals) are read and written. ``unit_flag`` ("partial" / "final"): the L0C
+    buffer's unit-flag handshake with the fixpipe (:mod:`ascsim.sim.unit_flag`).
+
     Cost: ``busy = startup + ceil(m/16) * ceil(n/16) * ceil(k / k_step[dtype])`` cycles (the
     CubeCost of the SoC table), no extra latency.
     """
@@ -287,6 +304,10 @@ class Mmad(NamedTuple):
     accumulate: bool = False
     op: str = "mmad"
     after: float = 0.0
+    a_rows: int = 0
+    b_cols: int = 0
+    c_rows: int = 0
+    unit_flag: str | None = None
 
 
 class FixPipe(NamedTuple):
@@ -296,9 +317,14 @@ class FixPipe(NamedTuple):
     the L0C element at ``i * src_nd_stride * 256 + (c // 16) * src_stride * 16 + r * 16 + c %
     16`` goes to ``dst`` at ``i * dst_nd_stride + r * dst_stride + c`` (``layout`` "ND") or at
     ``i * dst_nd_stride + (c // c0) * dst_stride * c0 + r * c0 + c % c0`` ("NZ"), after an
-    optional ReLU and a conversion to ``dst``'s type (round to nearest even). ``sub_block``:
+    optional ReLU and a conversion to ``dst``'s type (round to nearest even), combined with
+    what ``dst`` holds by ``atomic`` (None, "add", "max", "min"). ``sub_block``:
     an L0C->UB move writes the UB of that AIV of the caller's group (``dst`` names an address
-    in UB).
+    in UB). ``unit_flag`` ("partial" / "final"): the L0C buffer's unit-flag handshake with the
+    Cube (:mod:`ascsim.sim.unit_flag`). ``quant``: a quantising move -- after the ReLU each
+    value is multiplied in fp32 by a scale before the conversion: a float (one scale, the
+    "deqScalar"), or a region of 64-bit words in the fixpipe buffer, one per column ``c < n``,
+    whose low 32 bits are the column's fp32 scale (the "deqTensor").
 
     Cost: as a :class:`Copy` of the destination bytes in ``nd_num * m`` row bursts (ND) or
     ``nd_num * n / c0`` strip bursts (NZ), and no faster than the L0C read port moves the
@@ -333,6 +359,8 @@ class FixPipe(NamedTuple):
     dtype: Any = None
     op: str = "fixpipe"
     after: float = 0.0
+    unit_flag: str | None = None
+    quant: Any = None
 
 
 class CubeProduct(NamedTuple):

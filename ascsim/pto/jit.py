@@ -333,7 +333,8 @@ def _convert(name, value, spec, bound, memory, hosts, datatype_map):
             dtype = bound.get(dtype, dtype)
         expected = TORCH_NAMES.get(getattr(dtype, "name", ""))
         actual = str(value.dtype).replace("torch.", "")
-        if expected is not None and actual != expected:
+        if expected is not None and actual != expected and isinstance(spec, TensorSpec):
+            # (a pl.Ptr is a raw address: PyPTO Pro checks no element type for it)
             raise TypeError(f"argument {name!r}: expected dtype torch.{expected} for "
                             f"{dtype!r}, got torch.{actual}")
         shape = tuple(value.shape)

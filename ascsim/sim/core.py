@@ -22,7 +22,7 @@ PIPES = ("S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX")
 CORE_BUFFERS = {
     "AIV": {"UB": "ub_bytes"},
     "AIC": {"L1": "l1_bytes", "L0A": "l0a_bytes", "L0B": "l0b_bytes", "L0C": "l0c_bytes",
-            "BT": "bt_bytes"},
+            "BT": "bt_bytes", "FB": "fixpipe_buffer_bytes"},
 }
 
 

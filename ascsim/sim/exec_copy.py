@@ -16,6 +16,7 @@ from ascsim.isa.errors import KernelError
 from ascsim.isa.instr import Copy, IndexedCopy, ScalarLoad, ScalarStore
 from ascsim.isa.operands import Bursts, Region
 from ascsim.sim.access import ByteRows, strided
+from ascsim.sim.numerics import convert
 from ascsim.sim.views import (
     ATOMIC_OPS,
     check_accesses,
@@ -41,13 +42,31 @@ def route(core, src: Region, dst: Region, loc):
         raise KernelError(f"there is no {src_mem.space}->{dst_mem.space} data path on "
                           f"{core.soc.name}", loc)
     me = core.core_id
-    if cost.path != "L0C->UB" and (getattr(dst_mem, "core_id", me) != me
-                                   or getattr(src_mem, "core_id", me) != me):
-        # An AIC names its AIVs' UB only as a FixPipe destination (ascend-hw §2.4).
+    if getattr(src_mem, "core_id", me) != me or (
+            getattr(dst_mem, "core_id", me) != me
+            and not _reaches(core, cost.path, dst_mem.core_id)):
+        # An AIC names its AIVs' UB only as a FixPipe destination, an AIV its AIC's L1 only
+        # as an UB->L1 destination (ascend-hw §2.4).
         raise KernelError(f"{cost.path}: the {core.kind} cannot reach another core's "
-                          "local memory (an AIC writes its AIVs' UB only by FixPipe L0C->UB)",
-                          loc)
+                          "local memory (only FixPipe L0C->UB writes an AIV's UB, and only "
+                          "UB->L1 writes the group AIC's L1)", loc)
     return cost
+
+
+#: Paths that write into a memory of another core of the group: path -> that core's kind.
+CROSS_CORE_PATHS = {"L0C->UB": "AIV", "UB->L1": "AIC"}
+
+
+def _reaches(core, path: str, other_id: int) -> bool:
+    """Whether ``path`` from ``core`` may write the memory of core ``other_id`` (a core of
+    its own group of the kind the path leads to)."""
+    kind = CROSS_CORE_PATHS.get(path)
+    if kind is None:
+        return False
+    if kind == "AIV":
+        return True  # FixPipe names its AIV by sub-block; the record chose the memory
+    partner = core.launch.partner(core, kind)
+    return partner is not None and partner.core_id == other_id
 
 
 def _move_bursts(dst_bytes: np.ndarray, src_bytes: np.ndarray, bursts: Bursts) -> None:
@@ -208,7 +227,13 @@ def execute_indexed_copy(core, rec: IndexedCopy):
     else:
         dst_idx = rec.dst_index.reshape(-1)
         dst_view, write = span(core, dst, dst_idx, loc)
-    if src_idx.size:
+        if rec.dst_runs is not None and write is not None:
+            write = _runs_access(dst, rec.dst_runs)
+    if src_idx.size and rec.convert:
+        values = np.full(src_idx.shape, rec.fill, dtype=dst.dtype)
+        values[valid] = convert(src_view[src_idx[valid]], dst.dtype, "rint")
+        dst_view[dst_idx] = values
+    elif src_idx.size:
         if complete:
             dst_view[dst_idx] = src_view[src_idx].view(dst.dtype)
         else:
@@ -220,12 +245,22 @@ def execute_indexed_copy(core, rec: IndexedCopy):
     return _indexed_place(core, rec, cost, read, write)
 
 
+def _runs_access(region: Region, runs: tuple) -> tuple:
+    """The access record of ``(first, run, pitch, count)`` element runs of ``region``."""
+    first, run, pitch, count = runs
+    size = region.dtype.itemsize
+    return strided(region.mem.key, region.offset + first * size, run * size, pitch * size,
+                   count)
+
+
 def _indexed_timing(core, rec: IndexedCopy, cost, src_idx: np.ndarray):
     """A fractal load in a timing-only run: its accesses and cost, no bytes moved."""
     src, dst, loc = rec.src, rec.dst, rec.loc
     read = index_access(src, src_idx) if src_idx.size else None
     if rec.dst_index is None:
         write = dst.access(0, rec.src_index.size) if rec.src_index.size else None
+    elif rec.dst_runs is not None and rec.dst_index.size:
+        write = _runs_access(dst, rec.dst_runs)
     else:
         write = index_access(dst, rec.dst_index.reshape(-1)) if rec.dst_index.size else None
     check_accesses(core, [(r, a) for r, a in ((src, read), (dst, write)) if a is not None], loc)

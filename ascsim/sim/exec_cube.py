@@ -9,16 +9,19 @@ or a layout wrong computes wrong numbers, as it would on the device. Products go
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ascsim.isa.errors import KernelError
 from ascsim.isa.instr import CubeProduct, FixPipe, Mmad
 from ascsim.isa.operands import Region
-from ascsim.sim import fractal
+from ascsim.sim import fractal, unit_flag
 from ascsim.sim.access import strided
 from ascsim.sim.exec_copy import route
 from ascsim.sim.numerics import convert, cube_matmul, start_cube_matmul
 from ascsim.sim.views import (
+    ATOMIC_OPS,
     check_accesses,
     check_alignment,
     gates_done,
@@ -47,28 +50,63 @@ def execute_mmad(core, rec: Mmad):
     m, n, k = rec.m, rec.n, rec.k
     c0 = fractal.c0_of(a.dtype)
     mp, np_, kp = -(-m // 16) * 16, -(-n // 16) * 16, -(-k // c0) * c0
-    reads = [a.access(0, mp * kp), b.access(0, kp * np_)]
-    writes = (dst.access(0, mp * np_),)
+    frames = _Frames(rec.a_rows or mp, rec.b_cols or np_, rec.c_rows or mp)
+    _check_frames(frames, mp, np_, loc)
+    reads = [_window(a, mp * c0, frames.a_rows * c0, kp // c0),
+             _window(b, np_ * c0, frames.b_cols * c0, kp // c0)]
+    writes = (_window(dst, mp * 16, frames.c_rows * 16, np_ // 16),)
+    if rec.unit_flag is not None:
+        unit_flag.wait(core, "M", (dst.mem.key, dst.offset), rec.unit_flag, loc)
     if not core.launch.values:
-        reads += _initial_reads(rec, mp, np_)
+        reads += _initial_reads(rec, mp, np_, frames)
         check_accesses(core, [(r, acc) for r, acc in zip((a, b, *_initial_regions(rec)), reads)]
                        + [(dst, writes[0])], loc)
     elif mp and np_:
-        a_flat = view(core, a, 0, mp * kp, loc)
-        b_flat = view(core, b, 0, kp * np_, loc)
-        c_flat = view(core, dst, 0, mp * np_, loc)
-        to_nd = fractal.nz_to_nd if core.soc.l0a_layout == "NZ" else fractal.zz_to_nd
-        a_nd = to_nd(a_flat, mp, kp, c0)[:, :k]
-        b_nd = fractal.zn_to_nd(b_flat, kp, np_, c0)[:k, :]
-        initial = _initial_c(core, rec, c_flat, mp, np_, reads, loc)
-        result = _matmul(a_nd, b_nd, initial, acc_type)
-        c_flat[:] = fractal.nd_to_nz(result.astype(acc_type), fractal.L0C_C0).reshape(-1)
+        a_flat = view(core, a, 0, frames.a_rows * kp, loc)
+        b_flat = view(core, b, 0, kp * frames.b_cols, loc)
+        c_flat = view(core, dst, 0, frames.c_rows * np_, loc)
+        if core.soc.l0a_layout == "NZ":
+            a_nd = fractal.nz_to_nd(a_flat, mp, kp, c0, frames.a_rows)[:, :k]
+        else:
+            a_nd = fractal.zz_to_nd(a_flat, mp, kp, c0)[:, :k]
+        b_nd = fractal.zn_to_nd(b_flat, kp, frames.b_cols, c0)[:k, :np_]
+        initial = _initial_c(core, rec, c_flat, mp, np_, frames, reads, loc)
+        result = _matmul(a_nd, b_nd, initial, acc_type).astype(acc_type)
+        if frames.c_rows == mp:
+            c_flat[:] = fractal.nd_to_nz(result, fractal.L0C_C0).reshape(-1)
+        else:  # only the m rows of each 16-column strip of the larger frame
+            strips = c_flat.reshape(np_ // 16, frames.c_rows, 16)
+            strips[:, :mp, :] = fractal.nd_to_nz(result, fractal.L0C_C0)
     regions = (dst, a, b, bias)
     ready = gates_ready(regions)
     start = core.begin("M", ready if ready > rec.after else rec.after)
     instr = core.place("M", rec.op, start, busy, 0, loc, tuple(reads), writes, rec)
     gates_done(regions, instr.done)
+    if rec.unit_flag is not None:
+        unit_flag.done(core, "M", (dst.mem.key, dst.offset), rec.unit_flag, instr.done, loc)
     return instr
+
+
+class _Frames(NamedTuple):
+    """Rows of A's and C's fractal frames, columns of B's (see :class:`Mmad`)."""
+
+    a_rows: int
+    b_cols: int
+    c_rows: int
+
+
+def _check_frames(frames: _Frames, mp: int, np_: int, loc) -> None:
+    for name, size, need in (("a_rows", frames.a_rows, mp), ("b_cols", frames.b_cols, np_),
+                             ("c_rows", frames.c_rows, mp)):
+        if size < need or size % 16:
+            raise KernelError(f"mmad: {name}={size} must be a multiple of 16 of at least "
+                              f"{need}", loc)
+
+
+def _window(region: Region, run: int, pitch: int, count: int) -> tuple:
+    """The access record of ``count`` runs of ``run`` elements, ``pitch`` elements apart."""
+    size = region.dtype.itemsize
+    return strided(region.mem.key, region.offset, run * size, pitch * size, count)
 
 
 def _check_types(dst: Region, a: Region, b: Region, bias: Region | None, loc) -> str:
@@ -104,15 +142,16 @@ def _initial_regions(rec: Mmad) -> tuple:
     return (rec.dst,) if rec.accumulate else ()
 
 
-def _initial_reads(rec: Mmad, mp: int, np_: int) -> list:
+def _initial_reads(rec: Mmad, mp: int, np_: int, frames: _Frames) -> list:
     """The access records of the initial C (see :func:`_initial_c`)."""
     bias = rec.bias
     if bias is not None:
         return [bias.access(0, rec.n if bias.mem.space == "BT" else mp * np_)]
-    return [rec.dst.access(0, mp * np_)] if rec.accumulate else []
+    return [_window(rec.dst, mp * 16, frames.c_rows * 16, np_ // 16)] if rec.accumulate else []
 
 
-def _initial_c(core, rec: Mmad, c_flat, mp: int, np_: int, reads: list, loc):
+def _initial_c(core, rec: Mmad, c_flat, mp: int, np_: int, frames: _Frames, reads: list,
+               loc):
     """The matrix the product is added to, or None to start from zero."""
     bias = rec.bias
     if bias is not None:
@@ -126,8 +165,8 @@ def _initial_c(core, rec: Mmad, c_flat, mp: int, np_: int, reads: list, loc):
         return fractal.nz_to_nd(view(core, bias, 0, mp * np_, loc), mp, np_, fractal.L0C_C0)
     if not rec.accumulate:
         return None
-    reads.append(rec.dst.access(0, mp * np_))
-    return fractal.nz_to_nd(c_flat, mp, np_, fractal.L0C_C0)
+    reads.append(_window(rec.dst, mp * 16, frames.c_rows * 16, np_ // 16))
+    return fractal.nz_to_nd(c_flat, mp, np_, fractal.L0C_C0, frames.c_rows)
 
 
 # ------------------------------------------------------------------------------ fixpipe
@@ -159,6 +198,12 @@ def execute_fixpipe(core, rec: FixPipe):
         read = index_access(src, src_idx.reshape(-1)) if src_idx.size else None
         write = index_access(dst, dst_idx.reshape(-1)) if dst_idx.size else None
         check_accesses(core, [(r, a) for r, a in ((src, read), (dst, write)) if a], loc)
+    if read is not None and nd == 1:
+        # The m rows of each 16-column strip (a strip is src_stride rows high): the rows
+        # below m were not read, and may never have been written.
+        size = src.dtype.itemsize
+        read = strided(src.mem.key, src.offset, m * 16 * size, rec.src_stride * 16 * size,
+                       -(-n // 16))
     if write is not None:
         # A strided record per ND matrix (rows, or NZ strips, of dst_stride pitch):
         # neighbouring blocks of one output interleave them, and a single covering range
@@ -170,13 +215,23 @@ def execute_fixpipe(core, rec: FixPipe):
                                row * size, pitch * size, count) for k in range(nd))
     else:
         writes = ()
+    quant = rec.quant
+    if isinstance(quant, Region):  # the per-column scales are read from the fixpipe buffer
+        read_quant = quant.access(0, n)
+        if not values:
+            check_accesses(core, [(quant, read_quant)], loc)
     if values:
         result = src_view[src_idx.reshape(-1)]
         if rec.relu:
             result = np.maximum(result, result.dtype.type(0))
+        if quant is not None:
+            result = result.astype(np.float32) * _scales(core, quant, nd, m, n, loc)
         if rec.convert:
             result = convert(result, dst.dtype, "rint")
-        dst_view[dst_idx.reshape(-1)] = result
+        flat = dst_idx.reshape(-1)
+        if rec.atomic is not None:  # combined with what GM holds, in GM's type
+            result = ATOMIC_OPS[rec.atomic](dst_view[flat], result.astype(dst.dtype))
+        dst_view[flat] = result
     dst_bytes = int(dst_idx.size) * dst.dtype.itemsize
     # FixPipe reads whole 16-column strips of L0C, and cannot outrun its L0C read port.
     src_bytes = nd * m * (-(-n // 16) * 16) * src.dtype.itemsize
@@ -187,14 +242,30 @@ def execute_fixpipe(core, rec: FixPipe):
         starts = dst.offset + (i * rec.dst_nd_stride + r * rec.dst_stride).reshape(-1) * size
         gm = (dst.mem.id, starts, starts + n * size)
     regions = (src, dst)
+    flag_key = (src.mem.key, src.offset)
+    if rec.unit_flag is not None:
+        unit_flag.wait(core, "FIX", flag_key, rec.unit_flag, loc)
     ready = gates_ready(regions)
     start = core.begin(cost.pipe, ready if ready > rec.after else rec.after)
     busy, latency = core.costs.transfer(core, cost, dst_bytes, bursts, gm, start)
     busy = max(busy, core.costs.l0c_read_cycles(src_bytes))
-    instr = core.place(cost.pipe, rec.op, start, busy, latency, loc,
-                       (read,) if read else (), writes, rec)
+    reads = (read,) if read else ()
+    if isinstance(quant, Region):
+        reads += (read_quant,)
+    instr = core.place(cost.pipe, rec.op, start, busy, latency, loc, reads, writes, rec)
     gates_done(regions, instr.done)
+    if rec.unit_flag is not None:
+        unit_flag.done(core, "FIX", flag_key, rec.unit_flag, instr.done, loc)
     return instr
+
+
+def _scales(core, quant, nd: int, m: int, n: int, loc) -> np.ndarray:
+    """The fp32 scale of every element of an ``nd x m x n`` FixPipe source, flattened."""
+    if not isinstance(quant, Region):
+        return np.float32(quant)
+    words = view(core, quant, 0, n, loc).astype(np.uint64)
+    per_column = (words & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.float32)
+    return np.broadcast_to(per_column, (nd, m, n)).reshape(-1)
 
 
 def _fixpipe_block(core, rec: FixPipe):

@@ -36,7 +36,18 @@ from ascsim.pto.enums import (
 )
 from ascsim.pto.errors import UnsupportedFeatureError
 from ascsim.pto.jit import jit
-from ascsim.pto.ops import compare, debug, movement, rearrange, reduce, scalar, sort, sync, vector
+from ascsim.pto.ops import (
+    compare,
+    cube,
+    debug,
+    movement,
+    rearrange,
+    reduce,
+    scalar,
+    sort,
+    sync,
+    vector,
+)
 from ascsim.pto.ops import system as _system
 from ascsim.pto.ops.sync import with_auto_mutex
 from ascsim.pto.register_functions import Vf, simt, vector_function
@@ -136,7 +147,7 @@ const = scalar.const
 
 #: Every tile operation by its ``pl`` name, wrapped for auto_mutex.
 TILE_OPS: dict = {}
-_MODULES = (movement, vector, scalar, reduce, compare, rearrange, sort, _system)
+_MODULES = (movement, vector, scalar, reduce, compare, rearrange, sort, cube, _system)
 for _module in _MODULES:
     TILE_OPS.update(_module.OPS)
 TILE_OPS = {name: with_auto_mutex(name, fn) for name, fn in TILE_OPS.items()}

@@ -16,8 +16,16 @@ from __future__ import annotations
 import numpy as np
 
 from ascsim.isa import Bursts, Copy, FixPipe, IndexedCopy, KernelError
-from ascsim.pto.enums import ATOMIC_RULES, AtomicType, MemorySpace, ReluPreMode, TensorLayout
+from ascsim.pto.enums import (
+    ATOMIC_RULES,
+    AtomicType,
+    MemorySpace,
+    ReluPreMode,
+    STPhase,
+    TensorLayout,
+)
 from ascsim.pto.ops.common import current_core, expect_space, expect_tile, user_location
+from ascsim.pto.ops.cube import resolve_scale
 from ascsim.pto.tensor import GmTensor
 from ascsim.pto.tile import Tile
 
@@ -191,19 +199,48 @@ def _store(dst, src, offsets, relu_pre_mode, scale, order, atomic, phase, op, lo
 
 def store_from_acc(core, dst: GmTensor, src: Tile, base: int, rows: int, cols: int,
                    row_stride: int, relu_pre_mode, scale, rule, phase, op, loc) -> None:
-    """Acc -> GM through the fixpipe: the accumulator's NZ fractals to row-major GM rows,
-    converted to the tensor's type (and ReLU'd)."""
-    if scale is not None:
-        raise KernelError(f"{op}: quantising stores (scale=) are not supported", loc)
-    if rule is not None:
-        raise KernelError(f"{op}: atomic stores from an Acc tile are not supported", loc)
+    """Acc -> GM through the fixpipe: the accumulator's NZ fractals to row-major GM rows (or
+    to the NZ fractals of an NZ tensor), ReLU'd, scaled (``scale``: quantisation), converted
+    to the tensor's type, combined with GM by ``rule`` (atomic add/max/min); ``phase`` is the
+    unit-flag handshake with the matmuls that filled the tile."""
+    if core.kind != "AIC":
+        raise KernelError(f"{op} from an Acc tile is the AIC's fixpipe, but this code runs on "
+                          "an AIV: put it inside `with pl.section_cube():`", loc)
+    quant = resolve_scale(scale, src, dst.dtype, relu_pre_mode, phase, op, loc)
+    if src.layout != TensorLayout.NZ:
+        raise ValueError(f"{op}: an Acc tile is stored from its NZ fractals, got "
+                         f"{src.layout.name} ({loc[0]}:{loc[1]})")
     start = int(src.offsets(1, 1)[0, 0])
     acc = src.region().at(start)
-    gm = _gm_region(dst).at(base)
     relu = relu_pre_mode is not None and ReluPreMode(relu_pre_mode) == ReluPreMode.NormalRelu
+    unit_flag = None
+    if phase is not None and STPhase(phase) != STPhase.Unspecified:
+        unit_flag = "final" if STPhase(phase) == STPhase.Final else "partial"
+    layout, c0, stride = "ND", 16, row_stride
+    if dst.layout == TensorLayout.NZ:
+        base, c0, stride = _nz_base(dst, base, rows, cols, op, loc)
+        layout = "NZ"
+    gm = _gm_region(dst).at(base)
     core.execute(FixPipe(gm, rows, cols, loc, src=acc, src_stride=src.frame.rows,
-                         dst_stride=row_stride, layout="ND", relu=relu,
-                         convert=src.dtype != dst.dtype, op=op))
+                         dst_stride=stride, layout=layout, c0=c0, relu=relu,
+                         convert=src.dtype != dst.dtype or quant is not None, atomic=rule,
+                         op=op, unit_flag=unit_flag, quant=quant))
+
+
+def _nz_base(dst: GmTensor, base: int, rows: int, cols: int, op, loc) -> tuple[int, int, int]:
+    """(first element, fractal width, strip height) of the window of an NZ GM tensor whose
+    row-major position is ``base``: the tensor is stored as strips of ``c0`` columns, each
+    the tensor's rows rounded up to 16 high."""
+    if dst.ndim != 2:
+        raise ValueError(f"{op}: an NZ tensor is 2-D, got {dst.ndim}-D ({loc[0]}:{loc[1]})")
+    height, width = dst.shape
+    c0 = 32 // dst.dtype.nbytes
+    strip = _round_up(height, 16)
+    r0, c0_at = divmod(base - dst.offset, dst.strides[0])
+    if c0_at % c0:
+        raise ValueError(f"{op}: a window of an NZ tensor starts on a {c0}-column fractal "
+                         f"boundary, got column {c0_at} ({loc[0]}:{loc[1]})")
+    return dst.offset + (c0_at // c0) * strip * c0 + r0 * c0, c0, strip
 
 
 OPS = {"load": load, "load_tile": load_tile, "store": store, "store_tile": store_tile}
