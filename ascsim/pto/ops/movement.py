@@ -13,6 +13,8 @@ whole fractals of written bytes.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ascsim.isa import Bursts, Copy, FixPipe, IndexedCopy, KernelError
@@ -69,10 +71,27 @@ def _gm_region(tensor: GmTensor):
     return region._replace(offset=0, count=region.count + tensor.offset)
 
 
-def _gm_index(base: int, rows: int, cols: int, row_stride: int, col_stride: int) -> np.ndarray:
-    r = np.arange(rows, dtype=np.int64)[:, None] * row_stride
-    c = np.arange(cols, dtype=np.int64)[None, :] * col_stride
-    return base + r + c
+@lru_cache(maxsize=1024)
+def _gm_grid(rows: int, cols: int, row_stride: int, col_stride: int, wrows: int,
+             wcols: int) -> np.ndarray:
+    """Element offsets (flat, read-only) of a ``rows x cols`` window of a GM tensor from its
+    first element, padded with -1 (no source: the DMA's fill) to ``wrows x wcols``. Cached:
+    kernels load windows of the same shape every iteration, and a record keeps its index
+    array for the launch."""
+    grid = np.full((wrows, wcols), -1, dtype=np.int64)
+    grid[:rows, :cols] = (np.arange(rows, dtype=np.int64)[:, None] * row_stride
+                          + np.arange(cols, dtype=np.int64)[None, :] * col_stride)
+    grid = grid.reshape(-1)
+    grid.setflags(write=False)
+    return grid
+
+
+@lru_cache(maxsize=1024)
+def _row_starts(rows: int, row_stride: int) -> np.ndarray:
+    """First element of each of ``rows`` GM rows (for the L2 model), read-only."""
+    starts = np.arange(rows, dtype=np.int64) * row_stride
+    starts.setflags(write=False)
+    return starts
 
 
 def _fractal_window(tile: Tile, rows: int, cols: int) -> tuple[int, int]:
@@ -132,17 +151,14 @@ def _load(dst, src, offsets, order, op, loc) -> None:
             core.execute(Copy(_gm_region(src), dst.region(), bursts, loc, op))
             return
     wrows, wcols = _fractal_window(dst, rows, cols)
-    src_index = _gm_index(base, rows, cols, row_stride, col_stride)
-    if (wrows, wcols) != (rows, cols):
-        padded = np.full((wrows, wcols), -1, dtype=np.int64)
-        padded[:rows, :cols] = src_index
-        src_index = padded
+    src_index = _gm_grid(rows, cols, row_stride, col_stride, wrows, wcols)
     dst_index = dst.offsets(wrows, wcols)
     transposed = rows_axis is not None and rows_axis > cols_axis
-    core.execute(IndexedCopy(_gm_region(src), dst.region(), src_index.reshape(-1),
+    core.execute(IndexedCopy(_gm_region(src).at(base), dst.region(), src_index,
                              dst_index.reshape(-1), rows * cols * size,
                              cols if transposed else rows, loc, op,
-                             gm_rows=None if transposed else (base, cols)))
+                             gm_rows=None if transposed else (_row_starts(rows, row_stride),
+                                                              cols)))
 
 
 # ----------------------------------------------------------------------- store
@@ -192,9 +208,10 @@ def _store(dst, src, offsets, relu_pre_mode, scale, order, atomic, phase, op, lo
                         max(row_stride, cols) * size, rows)
         core.execute(Copy(src.region(), _gm_region(dst), bursts, loc, op, atomic=rule))
         return
-    gm_index = _gm_index(base, rows, cols, row_stride, dst.strides[cols_axis])
-    core.execute(IndexedCopy(src.region(), _gm_region(dst), src.offsets(rows, cols).reshape(-1),
-                             gm_index.reshape(-1), rows * cols * size, rows, loc, op))
+    gm_index = _gm_grid(rows, cols, row_stride, dst.strides[cols_axis], rows, cols)
+    core.execute(IndexedCopy(src.region(), _gm_region(dst).at(base),
+                             src.offsets(rows, cols).reshape(-1), gm_index, rows * cols * size,
+                             rows, loc, op, gm_rows=(_row_starts(rows, row_stride), cols)))
 
 
 def store_from_acc(core, dst: GmTensor, src: Tile, base: int, rows: int, cols: int,
