@@ -120,6 +120,11 @@ class PtoKernel:
         self.key_fields = _key_fields(self.tiling_key, self.signature, fn)
         self._factories: dict = {}
         self._kind: str | None = None
+        # PyPTO Pro's compile caches, under its names (its tests count the variants): one
+        # kernel definition per static-shape signature, one compiled variant per (static
+        # signature, datatypes, tiling key). Here a variant is the rewritten body.
+        self._kernel_def_by_static_signature: dict = {}
+        self._compiled_by_signature: dict = {}
         functools.update_wrapper(self, fn)
 
     # ------------------------------------------------------------------ launching
@@ -272,6 +277,10 @@ class _Launch:
         inliner = Inliner(dict(helpers), bound)
         helpers[parse.CALL] = inliner.helpers[parse.CALL] = inliner
         body = kernel.body(helpers, bound)
+        static = _static_signature(kernel.specs, call.arguments)
+        kernel._kernel_def_by_static_signature.setdefault(static, kernel.fn)
+        variant = (static, tuple(sorted((k, repr(v)) for k, v in bound.items())))
+        kernel._compiled_by_signature.setdefault(variant, body)
 
         def per_core(core):
             body(**values)
@@ -374,6 +383,25 @@ def _check_tiling_last(kernel: str, arguments: dict) -> None:
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             raise TypeError(f"kernel {kernel}: a TilingData argument "
                             f"({type(value).__name__}) must be the last parameter")
+
+
+def _static_signature(specs: dict, arguments: dict) -> tuple:
+    """The launch's shape signature as PyPTO Pro keys its compile cache: every dimension that
+    is not DYNAMIC (fixed, STATIC, or the STATIC tail an ``...`` stands for) of every tensor
+    argument, with its rank."""
+    from ascsim.pto.typing import DYNAMIC
+
+    signature = []
+    for name, spec in specs.items():
+        value = arguments.get(name)
+        if not isinstance(spec, TensorSpec) or value is None or not hasattr(value, "shape"):
+            continue
+        dims = spec.dims[:-1] if spec.dims and spec.dims[-1] is Ellipsis else spec.dims
+        shape = tuple(value.shape)
+        kept = tuple(None if i < len(dims) and dims[i] is DYNAMIC else d
+                     for i, d in enumerate(shape))
+        signature.append((name, kept))
+    return tuple(signature)
 
 
 def _check_dims(name: str, dims: tuple, shape: tuple) -> None:
