@@ -66,7 +66,7 @@ class ConvPlan:
     ks: int  # fractal columns of K per mmad
     cores: int  # AIC blocks launched
     dn2nz: bool  # the SoC reads NCHW / OIHW straight into L1 (950); else a vector pre-pass
-    w_resident: bool  # all weights of the (single) channel block stay in L1 for every tile
+    w_resident: bool  # a channel block's weights (all of Cin) stay in L1 across its tiles
 
     # ------------------------------------------------------------------ derived sizes
     @property
@@ -205,7 +205,9 @@ def plan_conv(spec: ConvSpec, soc: SocSpec, nt: int | None = None,
 def _traffic(p: ConvPlan) -> float:
     """Estimated GM -> L1 bytes of the busiest AIC (the term the tiling changes most)."""
     per_tile = p.c1 * p.in_rows * p.w * 32 + (0 if p.w_resident else p.c1 * p.kk * p.nt_pad * 32)
-    return _ceil(p.tiles, p.cores) * per_tile + p.resident_elems * ITEMSIZE[p.dtype]
+    # A core's contiguous tile range crosses at most one channel-block boundary.
+    reloads = min(p.n_blocks, 2)
+    return _ceil(p.tiles, p.cores) * per_tile + reloads * p.resident_elems * ITEMSIZE[p.dtype]
 
 
 def _plan(spec: ConvSpec, soc: SocSpec, nt: int, pixels: int = M_TARGET) -> ConvPlan:
@@ -227,8 +229,13 @@ def _plan(spec: ConvSpec, soc: SocSpec, nt: int, pixels: int = M_TARGET) -> Conv
     kk = spec.kh * spec.kw
     in_rows = (rows - 1) * spec.stride_h + (spec.kh - 1) * spec.dil_h + 1
     tiles = spec.n * _ceil(ho, rows) * n_blocks
-    # Weights stay in L1 when one channel block covers Cout and they fit: loaded once per core.
-    resident = n_blocks == 1 and c1 * kk * nt_pad * 32 <= RESIDENT_BUDGET
+    # A channel block's weights stay in L1 when they fit and a core runs several tiles of one
+    # block: its tiles are contiguous with the block the slowest index, so it loads them once
+    # (twice when its range crosses blocks). With about one tile per core, loading them group
+    # by group with the feature map overlaps better.
+    tiles_per_core = tiles / min(soc.aic_count, tiles)
+    resident = c1 * kk * nt_pad * 32 <= RESIDENT_BUDGET and (n_blocks == 1
+                                                             or tiles_per_core >= 2)
     per_block = (in_rows * spec.w + (0 if resident else kk * nt_pad)) * 32
     stage_budget = min(STAGE_BUDGET, (soc.l1_bytes - c1 * kk * nt_pad * 32 * resident
                                       - 16 * 32) // 2)

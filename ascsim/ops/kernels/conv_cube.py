@@ -27,6 +27,7 @@ import ascsim.asc as asc
 TILE_READY = 0  # cross-core flag: AIC -> AIVs, a tile is in the workspace
 TILE_DONE = 1  # cross-core flag: AIVs -> AIC, a tile has been consumed
 LAG = 8  # tiles the AIC may run ahead of its AIVs
+RESIDENT_EVENT = 2  # MTE1 -> MTE2 event id guarding a reload of the resident weights
 
 QUANT = {("float32", "float16"): asc.QuantModes.F322F16,
          ("float32", "bfloat16"): asc.QuantModes.F322BF16,
@@ -39,13 +40,22 @@ def _r16(v):
 
 @asc.jit
 def tile_geometry(t, p: asc.ConstExpr):
-    """(image, first output row, rows, first channel, channels) of tile ``t``."""
-    per_image = p.row_blocks * p.n_blocks
-    nb = t // per_image
-    rem = t % per_image
-    ho0 = (rem // p.n_blocks) * p.rows
-    co0 = (rem % p.n_blocks) * p.nt
+    """(image, first output row, rows, first channel, channels) of tile ``t``. The channel
+    block is the slowest index, so a core's contiguous range of tiles (:func:`tile_range`)
+    mostly shares one block of weights, which then stays in L1."""
+    per_block = p.n * p.row_blocks
+    co0 = (t // per_block) * p.nt
+    rem = t % per_block
+    nb = rem // p.row_blocks
+    ho0 = (rem % p.row_blocks) * p.rows
     return nb, ho0, min(p.rows, p.ho - ho0), co0, min(p.nt, p.cout - co0)
+
+
+@asc.jit
+def tile_range(idx, num, p: asc.ConstExpr):
+    """[first, end) of the tiles of AIC ``idx`` of ``num``: contiguous and as even as whole
+    tiles allow (a grid-stride deal would hand one core tiles of every channel block)."""
+    return idx * p.tiles // num, (idx + 1) * p.tiles // num
 
 
 @asc.jit
@@ -81,9 +91,12 @@ def _load_weights(wl1, w_gm, co0, nt, ch0, chn, g, p: asc.ConstExpr):
 
 
 @asc.jit
-def _stage_in(fm, wl1, bl1, x_gm, w_gm, b_gm, nb, lo, l1h, co0, nt, s, p: asc.ConstExpr):
-    """Copy channel group ``s`` of the feature-map rows and (unless resident) of the weights,
-    and for the first group the bias, of a tile into one L1 stage."""
+def _stage_in(fm, wl1, bl1, resident, x_gm, w_gm, b_gm, nb, lo, l1h, co0, nt, s, reload,
+              p: asc.ConstExpr):
+    """Copy channel group ``s`` of the feature-map rows, and for the first group the bias, of a
+    tile into one L1 stage; the group's weights into the stage, or, when the tile starts a new
+    block of resident weights (``reload``), into their place in the resident area (loaded
+    group by group, so the first mmads need not wait for all of them)."""
     c0 = p.c0
     c1_0 = s * p.g
     g = min(p.g, p.c1 - c1_0)
@@ -97,6 +110,8 @@ def _stage_in(fm, wl1, bl1, x_gm, w_gm, b_gm, nb, lo, l1h, co0, nt, s, p: asc.Co
                       asc.Nd2NzParams(1, l1h * p.w, g * c0, 0, p.cp, l1h * p.w, 1, 0))
     if not p.w_resident:
         _load_weights(wl1, w_gm, co0, nt, ch0, chn, g, p)
+    elif reload:
+        _load_weights(resident[c1_0 * p.kk * _r16(nt) * c0:], w_gm, co0, nt, ch0, chn, g, p)
     if s == 0:
         asc.data_copy(bl1, b_gm[co0:], asc.Nd2NzParams(1, nt, 1, 0, 1, _r16(nt), 1, 0))
     return g
@@ -139,8 +154,7 @@ def conv_cube(x_gm, w_gm, b_gm, one_gm, out_gm, p: asc.ConstExpr, fused: asc.Con
     # One fractal whose first column is 1: the A side of the bias block.
     asc.data_copy(ones, one_gm, asc.Nd2NzParams(1, 16, 1, 0, 0, 16, 1, 0))
     asc.set_load_data_padding_value(0)
-    if p.w_resident:  # one channel block: every tile of this core uses the same weights
-        _load_weights(resident, w_gm, 0, p.cout, 0, p.cin, p.c1, p)
+    loaded_co0 = -1  # the channel block whose weights are resident in L1
     quant = QUANT[("float32", out_gm.dtype.name)]
     no_reset = asc.IsResetLoad3dConfig(False, False)
     for slot in range(2):
@@ -150,8 +164,15 @@ def conv_cube(x_gm, w_gm, b_gm, one_gm, out_gm, p: asc.ConstExpr, fused: asc.Con
     stage_count = 0
     step_count = 0
     tile_count = 0
-    for t in asc.range(asc.get_block_idx(), p.tiles, asc.get_block_num()):
+    first, end = tile_range(asc.get_block_idx(), asc.get_block_num(), p)
+    for t in asc.range(first, end):
         nb, ho0, rows, co0, nt = tile_geometry(t, p)
+        reload = p.w_resident and co0 != loaded_co0
+        if reload:
+            if loaded_co0 >= 0:  # MTE1 must be done with the previous block's weights
+                asc.set_flag(asc.HardEvent.MTE1_MTE2, RESIDENT_EVENT)
+                asc.wait_flag(asc.HardEvent.MTE1_MTE2, RESIDENT_EVENT)
+            loaded_co0 = co0
         m = rows * p.wo
         m_pad = _r16(m)
         nt_pad = _r16(nt)
@@ -167,7 +188,8 @@ def conv_cube(x_gm, w_gm, b_gm, one_gm, out_gm, p: asc.ConstExpr, fused: asc.Con
             wl1 = l1[slot * stage + p.fm_elems:]
             bl1 = l1[slot * stage + p.fm_elems + p.w_elems:]
             asc.wait_flag(asc.HardEvent.MTE1_MTE2, slot)
-            g = _stage_in(fm, wl1, bl1, x_gm, w_gm, b_gm, nb, lo, l1h, co0, nt, s, p)
+            g = _stage_in(fm, wl1, bl1, resident, x_gm, w_gm, b_gm, nb, lo, l1h, co0, nt, s,
+                          reload, p)
             asc.set_flag(asc.HardEvent.MTE2_MTE1, slot)
             asc.wait_flag(asc.HardEvent.MTE2_MTE1, slot)
             k1_total = g * p.kk

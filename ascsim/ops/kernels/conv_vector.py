@@ -29,6 +29,7 @@ from ascsim.ops.kernels.conv_cube import (
     conv_cube,
     half_split,
     tile_geometry,
+    tile_range,
 )
 
 EPI = 256  # pixels per epilogue unit (x 16 channels)
@@ -267,7 +268,8 @@ def fused_ub_epilogue(y_gm, table_gm, p: asc.ConstExpr, act: asc.ConstExpr[str],
     asc.set_flag(asc.HardEvent.MTE3_V, 0)
     sub = asc.get_sub_block_idx()
     count = 0
-    for t in asc.range(asc.get_block_idx() // 2, p.tiles, asc.get_block_num() // 2):
+    first, end = tile_range(asc.get_block_idx() // 2, asc.get_block_num() // 2, p)
+    for t in asc.range(first, end):
         nb, ho0, rows, co0, nt = tile_geometry(t, p)
         m = rows * p.wo
         half = half_split(m)
@@ -329,7 +331,8 @@ def fused_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, b: asc.GlobalAddres
         bufs = _EpiBuffers(pipe, ws.dtype, y.dtype, _gm(epi_table))
         group = asc.get_block_idx() // 2
         sub = asc.get_sub_block_idx()
-        for t in asc.range(group, p.tiles, asc.get_block_num() // 2):
+        first, end = tile_range(group, asc.get_block_num() // 2, p)
+        for t in asc.range(first, end):
             asc.cross_core_wait_flag(TILE_READY, 2)
             nb, ho0, rows, co0, nt = tile_geometry(t, p)
             m = rows * p.wo
