@@ -15,17 +15,27 @@ transposing write); the vector epilogue turns it into NCHW.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ascsim.hw.spec import SocSpec
 from ascsim.ops.conv_spec import ConvSpec
 
 ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4}
-M_TARGET = 256  # pixels per tile when there is enough work
+M_TARGET = 512  # most pixels per tile (the planner may choose fewer rows)
 L0_BUDGET = 32 * 1024  # bytes per L0A / L0B buffer (two buffers each)
 STAGE_BUDGET = 112 * 1024  # bytes per L1 stage (two stages + bias + ones fractal)
 RESIDENT_BUDGET = 320 * 1024  # bytes of L1 for weights kept across tiles
 EPI_PIXELS = 256  # pixels (x 16 channels) per vector epilogue unit
+# Planning estimate, not a timing constant: the AIC cycles a tile costs besides its mmads and
+# loads (fmatrix, flags, the FixPipe start, the first load's latency). It only weighs fewer,
+# larger tiles against a more even share of the tiles between the AICs.
+TILE_OVERHEAD_CYCLES = 400
+# Planning estimate: scalar issue cycles of one K step (two loads, an mmad, four flag calls).
+STEP_SCALAR_CYCLES = 160
+# Planning estimate: cycles one more L1 stage of a tile costs (its copies' issue and the
+# MTE2 <-> MTE1 hand-over), weighed against a smaller first stage to wait for.
+STAGE_OVERHEAD_CYCLES = 200
 
 
 def _ceil(a: int, b: int) -> int:
@@ -67,6 +77,7 @@ class ConvPlan:
     cores: int  # AIC blocks launched
     dn2nz: bool  # the SoC reads NCHW / OIHW straight into L1 (950); else a vector pre-pass
     w_resident: bool  # a channel block's weights (all of Cin) stay in L1 across its tiles
+    epi_pix: int  # pixels (x 16 channels) per unit of the vector epilogue kernel
 
     # ------------------------------------------------------------------ derived sizes
     @property
@@ -185,21 +196,44 @@ TILING_KNOBS = ("nt", "pixels")
 
 def plan_conv(spec: ConvSpec, soc: SocSpec, nt: int | None = None,
               pixels: int = M_TARGET) -> ConvPlan:
-    """Tile ``spec`` for ``soc``: of the channel-tile widths that fit L0C, the one with the
-    least GM -> L1 traffic on the busiest AIC (feature-map rows with halo plus weights per
-    tile; resident weights once per core). ``nt`` fixes the channel-tile width, ``pixels``
-    the target pixels per tile; a plan that does not fit raises ValueError."""
+    """Tile ``spec`` for ``soc``: of the (channel-tile width, output rows per tile) pairs that
+    fit the SoC, the one with the least estimated work on the busiest AIC
+    (:func:`estimate_cycles`; ties: less GM -> L1 traffic). ``nt`` fixes the channel-tile
+    width, ``pixels`` caps the pixels per tile; no fitting plan raises ValueError."""
     if nt is not None and (nt < 16 or nt % 16 or nt > 512):
         raise ValueError(f"tiling knob nt={nt} must be a multiple of 16 from 16 to 512")
     if pixels < 16 or pixels % 16:
         raise ValueError(f"tiling knob pixels={pixels} must be a multiple of 16")
-    nt_max = min(_round16(spec.cout), max(16, (soc.l0c_bytes // 2 // (pixels * 4)) // 16 * 16),
-                 256)
-    widths = range(16, nt_max + 1, 16) if nt is None else (nt,)
-    plans = [_plan(spec, soc, w, pixels) for w in widths]
-    plan = min(plans, key=_traffic)
-    _check_fits(plan, soc)
-    return plan
+    widths = range(16, min(_round16(spec.cout), 256) + 1, 16) if nt is None else (nt,)
+    plans = [_plan(spec, soc, w, r) for w in widths for r in _row_counts(spec, soc, w, pixels)]
+    fitting = [p for p in plans if not _problems(p, soc)]
+    if not fitting:  # report the problems of the plan the search would have preferred
+        _check_fits(min(plans, key=lambda p: (estimate_cycles(p, soc), _traffic(p))), soc)
+    return min(fitting, key=lambda p: (estimate_cycles(p, soc), _traffic(p)))
+
+
+def _row_counts(spec: ConvSpec, soc: SocSpec, nt: int, pixels: int) -> range:
+    """Output rows per tile to consider: from 1 up to ``pixels`` worth of pixels (at least one
+    row) whose fp32 tile of ``nt`` channels fits half of L0C (two tiles in flight)."""
+    rows = max(1, min(spec.ho, pixels // spec.wo))
+    while _round16(rows * spec.wo) * _round16(nt) * 4 > soc.l0c_bytes // 2 and rows > 1:
+        rows -= 1
+    return range(1, rows + 1)
+
+
+def estimate_cycles(p: ConvPlan, soc: SocSpec) -> float:
+    """A planning estimate of the busiest AIC's cycles: its tiles' mmads or their GM -> L1
+    traffic (whichever is larger; they overlap), plus a fixed cost per tile. Tiles are dealt
+    in contiguous ranges, so the busiest AIC runs ceil(tiles / cores) of them."""
+    per_core = _ceil(p.tiles, p.cores)
+    k = (p.c1 * p.kk + 1) * p.c0  # + the bias block
+    size = ITEMSIZE[p.dtype]
+    cube = per_core * soc.cube.mmad_cycles(p.m_pad, p.nt_pad, k, p.dtype)
+    mte1 = per_core * k * size * (p.m_pad / soc.bw.l1_to_l0a + p.nt_pad / soc.bw.l1_to_l0b)
+    mte2 = _traffic(p) / soc.bw.gm_to_l1
+    steps = per_core * (_ceil(p.c1 * p.kk, p.ks) + 1)
+    scalar = steps * STEP_SCALAR_CYCLES
+    return max(cube, mte1, mte2, scalar) + per_core * TILE_OVERHEAD_CYCLES
 
 
 def _traffic(p: ConvPlan) -> float:
@@ -210,19 +244,12 @@ def _traffic(p: ConvPlan) -> float:
     return _ceil(p.tiles, p.cores) * per_tile + reloads * p.resident_elems * ITEMSIZE[p.dtype]
 
 
-def _plan(spec: ConvSpec, soc: SocSpec, nt: int, pixels: int = M_TARGET) -> ConvPlan:
+def _plan(spec: ConvSpec, soc: SocSpec, nt: int, rows: int) -> ConvPlan:
     size = ITEMSIZE[spec.dtype]
     c0 = 32 // size
     c1 = _ceil(spec.cin, c0)
     ho, wo = spec.ho, spec.wo
-    m_total = spec.n * ho * wo
-    l0c_half = soc.l0c_bytes // 2
     n_blocks = _ceil(spec.cout, nt)
-    # Pixels per tile: the target (M_TARGET), fewer when that would leave AICs idle.
-    m_target = max(16, min(pixels, _ceil(m_total * n_blocks, soc.aic_count)))
-    rows = max(1, min(ho, m_target // wo))
-    while _round16(rows * wo) * _round16(nt) * 4 > l0c_half and rows > 1:
-        rows -= 1
     m_pad = _round16(rows * wo)
     nt_pad = _round16(nt)
     ks = max(1, min(L0_BUDGET // (m_pad * 32), L0_BUDGET // (nt_pad * 32)))
@@ -239,17 +266,41 @@ def _plan(spec: ConvSpec, soc: SocSpec, nt: int, pixels: int = M_TARGET) -> Conv
     per_block = (in_rows * spec.w + (0 if resident else kk * nt_pad)) * 32
     stage_budget = min(STAGE_BUDGET, (soc.l1_bytes - c1 * kk * nt_pad * 32 * resident
                                       - 16 * 32) // 2)
-    g = max(1, min(c1, (stage_budget - nt_pad * 32) // per_block))
+    g_max = max(1, min(c1, (stage_budget - nt_pad * 32) // per_block))
+    # Channel blocks per L1 stage: the first stage's load is waited for in full (cold, at the
+    # core's HBM share), every further stage costs a fixed issue/sync overhead; g balances
+    # the two (minimum of g * load + stages * overhead).
+    load = per_block / soc.bw.gm_read
+    g = max(1, min(g_max, round(math.sqrt(STAGE_OVERHEAD_CYCLES * c1 / load))))
     return ConvPlan(
         n=spec.n, cin=spec.cin, h=spec.h, w=spec.w, cout=spec.cout, kh=spec.kh, kw=spec.kw,
         sh=spec.stride_h, sw=spec.stride_w, pt=spec.pad_top, pb=spec.pad_bottom,
         pl=spec.pad_left, pr=spec.pad_right, dh=spec.dil_h, dw=spec.dil_w, ho=ho, wo=wo,
         dtype=spec.dtype, c0=c0, c1=c1, rows=rows, nt=nt, g=g, ks=ks,
-        cores=min(soc.aic_count, tiles), dn2nz=soc.mte2_dn2nz, w_resident=resident)
+        cores=min(soc.aic_count, tiles), dn2nz=soc.mte2_dn2nz, w_resident=resident,
+        epi_pix=_epilogue_pixels(spec, soc))
+
+
+def _epilogue_pixels(spec: ConvSpec, soc: SocSpec) -> int:
+    """Pixels per epilogue unit: EPI_PIXELS, or fewer (whole 16-pixel strips) when that
+    spreads the units of a small output over more of the AIVs."""
+    blocks = spec.n * _ceil(spec.cout, 16)
+    chunks = soc.aiv_count // blocks  # pixel chunks per channel block that keep every AIV busy
+    if chunks <= 1:
+        return EPI_PIXELS
+    return max(16, min(EPI_PIXELS, _round16(_ceil(spec.ho * spec.wo, chunks))))
 
 
 def _check_fits(p: ConvPlan, soc: SocSpec) -> None:
-    """The plan's buffers fit the SoC and its instruction fields (a planning bug otherwise)."""
+    """Raise ValueError naming what of the plan does not fit the SoC."""
+    problems = _problems(p, soc)
+    if problems:
+        raise ValueError(f"no tiling of this convolution fits {soc.name}: "
+                         f"{', '.join(problems)} ({p})")
+
+
+def _problems(p: ConvPlan, soc: SocSpec) -> list[str]:
+    """What of the plan's buffers does not fit the SoC or its instruction fields."""
     size = ITEMSIZE[p.dtype]
     problems = []
     if (p.resident_elems + 2 * p.stage_elems + 16 * p.c0) * size > soc.l1_bytes:
@@ -264,6 +315,4 @@ def _check_fits(p: ConvPlan, soc: SocSpec) -> None:
         problems.append("UB hand-off buffers of the fused variant")
     if p.ks * p.nt_pad // 16 > 255 or _ceil(p.rows * p.wo, 16) > 255:
         problems.append("load_data repeat count")
-    if problems:
-        raise ValueError(f"no tiling of this convolution fits {soc.name}: "
-                         f"{', '.join(problems)} ({p})")
+    return problems

@@ -1,7 +1,7 @@
 """The vector half of the conv operators, and the kernels that launch both halves.
 
-* Epilogue unit (AIV): 256 pixels x 16 channels of the NC1HWC0 conv result —
-  GM -> UB (MTE2), cast up to fp32 if stored narrower, activation in fp32, one cast to the
+* Epilogue unit (AIV): ``plan.epi_pix`` pixels (at most 256; fewer for small outputs, so
+  the units reach more AIVs) x 16 channels of the NC1HWC0 conv result — GM -> UB (MTE2), cast up to fp32 if stored narrower, activation in fp32, one cast to the
   output type, ``gather`` transposes [pixels][16] to [16][pixels], UB -> GM as up to 16 NCHW
   row pieces (MTE3, data_copy_pad with a GM row pitch of Ho*Wo).
 * 910B pre-pass (AIV): the 2201 MTE2 has no DN2NZ, so x (NCHW) and the filter (OIHW) are
@@ -32,7 +32,6 @@ from ascsim.ops.kernels.conv_cube import (
     tile_range,
 )
 
-EPI = 256  # pixels per epilogue unit (x 16 channels)
 PRE_ELEMS = 4096  # elements per pre-pass gather
 
 
@@ -44,17 +43,18 @@ def _ceil(a, b):
 class _EpiBuffers:
     """UB buffers of the epilogue (built inside a kernel)."""
 
-    def __init__(self, pipe, src_dtype, out_dtype, table_gm):
+    def __init__(self, pipe, src_dtype, out_dtype, table_gm, pix):
+        self.pix = pix  # pixels per unit: the pitch of the [16][pix] output rows in UB
         self.in_q = asc.TQue(asc.TPosition.VECIN, 2)
         self.out_q = asc.TQue(asc.TPosition.VECOUT, 2)
         work = asc.TBuf(asc.TPosition.VECCALC)
         narrow = asc.TBuf(asc.TPosition.VECCALC)
         table = asc.TBuf(asc.TPosition.VECCALC)
-        pipe.init_buffer(que=self.in_q, num=2, len=EPI * 16 * src_dtype.sizeof())
-        pipe.init_buffer(que=self.out_q, num=2, len=EPI * 16 * out_dtype.sizeof())
-        pipe.init_buffer(buf=work, num=EPI * 16 * 4)
-        pipe.init_buffer(buf=narrow, num=EPI * 16 * out_dtype.sizeof())
-        pipe.init_buffer(buf=table, num=EPI * 16 * 4)
+        pipe.init_buffer(que=self.in_q, num=2, len=pix * 16 * src_dtype.sizeof())
+        pipe.init_buffer(que=self.out_q, num=2, len=pix * 16 * out_dtype.sizeof())
+        pipe.init_buffer(buf=work, num=pix * 16 * 4)
+        pipe.init_buffer(buf=narrow, num=pix * 16 * out_dtype.sizeof())
+        pipe.init_buffer(buf=table, num=pix * 16 * 4)
         self.work = work.get(asc.float32)
         self.narrow = narrow.get(out_dtype)
         self.table = table.get(asc.uint32)
@@ -62,9 +62,9 @@ class _EpiBuffers:
         self.out_dtype = out_dtype
         # Partial units gather past their pixels (those columns are not stored): start from
         # defined values.
-        asc.duplicate(self.work, 0.0, EPI * 16)
-        asc.duplicate(self.narrow, 0.0, EPI * 16)
-        asc.data_copy(self.table, table_gm, EPI * 16)
+        asc.duplicate(self.work, 0.0, pix * 16)
+        asc.duplicate(self.narrow, 0.0, pix * 16)
+        asc.data_copy(self.table, table_gm, pix * 16)
         asc.set_flag(asc.HardEvent.MTE2_V, 0)
         asc.wait_flag(asc.HardEvent.MTE2_V, 0)
 
@@ -91,15 +91,15 @@ def epilogue_unit(bufs, src_gm, dst_gm, src_off, dst_off, npix, nch, hw,
     if bufs.out_dtype != asc.float32:
         asc.cast(bufs.narrow, work, asc.RoundMode.CAST_RINT, n)
         asc.pipe_barrier(asc.PipeID.PIPE_V)
-        asc.gather(y, bufs.narrow, bufs.table, 0, EPI * 16)
+        asc.gather(y, bufs.narrow, bufs.table, 0, bufs.pix * 16)
     else:
-        asc.gather(y, work, bufs.table, 0, EPI * 16)
+        asc.gather(y, work, bufs.table, 0, bufs.pix * 16)
     bufs.out_q.enque(y)
     y = bufs.out_q.deque(bufs.out_dtype)
     size = bufs.out_dtype.sizeof()
     row = _ceil(npix * size, 32) * 32
     asc.data_copy_pad(dst_gm[dst_off:], y, asc.DataCopyExtParams(
-        nch, npix * size, (EPI * size - row) // 32, (hw - npix) * size, 0))
+        nch, npix * size, (bufs.pix * size - row) // 32, (hw - npix) * size, 0))
     bufs.out_q.free_tensor(y)
 
 
@@ -109,8 +109,8 @@ def _epilogue_pixels(bufs, src_gm, dst_gm, p: asc.ConstExpr, nb, c1_lo, c1_hi, p
     """Epilogue of channel blocks [c1_lo, c1_hi) x pixels [pix_lo, pix_hi) of image nb."""
     for c1 in range(c1_lo, c1_hi):
         nch = min(16, p.cout - c1 * 16)
-        for pix in range(pix_lo, pix_hi, EPI):
-            npix = min(EPI, pix_hi - pix)
+        for pix in range(pix_lo, pix_hi, bufs.pix):
+            npix = min(bufs.pix, pix_hi - pix)
             epilogue_unit(bufs, src_gm, dst_gm, ((nb * p.co1 + c1) * p.hw + pix) * 16,
                           (nb * p.cout + c1 * 16) * p.hw + pix, npix, nch, p.hw, act, alpha)
 
@@ -124,15 +124,15 @@ def epilogue_kernel(src: asc.GlobalAddress, dst: asc.GlobalAddress, table: asc.G
     dst_gm.set_global_buffer(dst)
     table_gm.set_global_buffer(table)
     pipe = asc.TPipe()
-    bufs = _EpiBuffers(pipe, src.dtype, dst.dtype, table_gm)
-    chunks = _ceil(p.hw, EPI)
+    bufs = _EpiBuffers(pipe, src.dtype, dst.dtype, table_gm, p.epi_pix)
+    chunks = _ceil(p.hw, p.epi_pix)
     units = p.n * p.co1 * chunks
     for u in asc.range(asc.get_block_idx(), units, asc.get_block_num()):
         nb = u // (p.co1 * chunks)
         c1 = (u // chunks) % p.co1
-        pix = (u % chunks) * EPI
-        _epilogue_pixels(bufs, src_gm, dst_gm, p, nb, c1, c1 + 1, pix, min(pix + EPI, p.hw),
-                         act, alpha)
+        pix = (u % chunks) * p.epi_pix
+        _epilogue_pixels(bufs, src_gm, dst_gm, p, nb, c1, c1 + 1, pix,
+                         min(pix + p.epi_pix, p.hw), act, alpha)
 
 
 # ------------------------------------------------------------------------------ 910B pre-pass
@@ -328,7 +328,7 @@ def fused_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, b: asc.GlobalAddres
         ws_gm = _gm(ws)
         y_gm = _gm(y)
         pipe = asc.TPipe()
-        bufs = _EpiBuffers(pipe, ws.dtype, y.dtype, _gm(epi_table))
+        bufs = _EpiBuffers(pipe, ws.dtype, y.dtype, _gm(epi_table), p.epi_pix)
         group = asc.get_block_idx() // 2
         sub = asc.get_sub_block_idx()
         first, end = tile_range(group, asc.get_block_num() // 2, p)
