@@ -1,9 +1,10 @@
 """The vector half of the conv operators, and the kernels that launch both halves.
 
 * Epilogue unit (AIV): ``plan.epi_pix`` pixels (at most 256; fewer for small outputs, so
-  the units reach more AIVs) x 16 channels of the NC1HWC0 conv result — GM -> UB (MTE2), cast up to fp32 if stored narrower, activation in fp32, one cast to the
-  output type, ``gather`` transposes [pixels][16] to [16][pixels], UB -> GM as up to 16 NCHW
-  row pieces (MTE3, data_copy_pad with a GM row pitch of Ho*Wo).
+  the units reach more AIVs) x 16 channels of the NC1HWC0 conv result — GM -> UB (MTE2),
+  cast up to fp32 if stored narrower, activation in fp32, one cast to the output type,
+  ``gather`` transposes [pixels][16] to [16][pixels], UB -> GM as up to 16 NCHW row pieces
+  (MTE3, data_copy_pad with a GM row pitch of Ho*Wo).
 * 910B pre-pass (AIV): the 2201 MTE2 has no DN2NZ, so x (NCHW) and the filter (OIHW) are
   re-laid out on the vector side into NHWC and OHWI with channels padded to whole C0 blocks
   (GM -> UB, ``gather``, UB -> GM), then every core meets at ``sync_all`` before the AIC reads
