@@ -1,8 +1,10 @@
 """Host-side tiling of the implicit-GEMM convolution (integer metadata only, no data).
 
 The GEMM is C[pixels, Cout] = im2col(x)[pixels, K] . W[K, Cout] per image, with K ordered as
-Load3D produces it: (c1, kh, kw, c0), i.e. channels in C0-wide blocks. An AIC tile is ``rows``
-whole output rows of one image (m = rows * Wo pixels, at most ~256) by ``nt`` output channels.
+Load3D produces it: (c1, kh, kw, c0), i.e. channels in C0-wide blocks. An AIC tile is a
+contiguous range of ``tp`` output pixels of one image (the last of an image may be shorter; it
+spans at most ``rows`` output rows, whose input rows with halo are staged) by ``nt`` output
+channels. Pixel ranges rather than whole rows let the tiles split the work evenly over the AICs.
 K is staged through L1 in groups of ``g`` channel blocks (feature-map rows + the matching
 weights, double-buffered) and fed to the cube ``ks`` fractal columns (ks * C0 of K) per mmad.
 The bias is one more K block: a column of ones in A (a fractal of ones replicated by
@@ -70,7 +72,8 @@ class ConvPlan:
     dtype: str
     c0: int  # K elements per fractal column (32 B of the input type)
     c1: int  # channel blocks
-    rows: int  # output rows per tile
+    tp: int  # output pixels per tile (one image's pixels [j * tp, (j + 1) * tp))
+    rows: int  # most output rows a tile's pixels touch
     nt: int  # output channels per tile
     g: int  # channel blocks per L1 stage
     ks: int  # fractal columns of K per mmad
@@ -107,8 +110,9 @@ class ConvPlan:
         return (self.rows - 1) * self.sh + self.span_h
 
     @property
-    def row_blocks(self) -> int:
-        return _ceil(self.ho, self.rows)
+    def pix_blocks(self) -> int:
+        """Tiles per image and channel block."""
+        return _ceil(self.hw, self.tp)
 
     @property
     def n_blocks(self) -> int:
@@ -116,11 +120,11 @@ class ConvPlan:
 
     @property
     def tiles(self) -> int:
-        return self.n * self.row_blocks * self.n_blocks
+        return self.n * self.pix_blocks * self.n_blocks
 
     @property
     def m_pad(self) -> int:
-        return _round16(self.rows * self.wo)
+        return _round16(self.tp)
 
     @property
     def nt_pad(self) -> int:
@@ -163,7 +167,7 @@ class ConvPlan:
     def ub_pix(self) -> int:
         """Pixels of a tile one AIV receives (the first half, rounded up to 16, goes to AIV 0):
         the strip pitch of the 950 fused hand-off buffers in UB."""
-        return max(16, _round16(self.rows * self.wo // 2))
+        return max(16, _round16(self.tp // 2))
 
     @property
     def handoff_elems(self) -> int:
@@ -196,7 +200,7 @@ TILING_KNOBS = ("nt", "pixels")
 
 def plan_conv(spec: ConvSpec, soc: SocSpec, nt: int | None = None,
               pixels: int = M_TARGET) -> ConvPlan:
-    """Tile ``spec`` for ``soc``: of the (channel-tile width, output rows per tile) pairs that
+    """Tile ``spec`` for ``soc``: of the (channel-tile width, pixels per tile) pairs that
     fit the SoC, the one with the least estimated work on the busiest AIC
     (:func:`estimate_cycles`; ties: less GM -> L1 traffic). ``nt`` fixes the channel-tile
     width, ``pixels`` caps the pixels per tile; no fitting plan raises ValueError."""
@@ -205,20 +209,27 @@ def plan_conv(spec: ConvSpec, soc: SocSpec, nt: int | None = None,
     if pixels < 16 or pixels % 16:
         raise ValueError(f"tiling knob pixels={pixels} must be a multiple of 16")
     widths = range(16, min(_round16(spec.cout), 256) + 1, 16) if nt is None else (nt,)
-    plans = [_plan(spec, soc, w, r) for w in widths for r in _row_counts(spec, soc, w, pixels)]
+    plans = [_plan(spec, soc, w, t) for w in widths for t in _tile_pixels(spec, soc, w, pixels)]
     fitting = [p for p in plans if not _problems(p, soc)]
     if not fitting:  # report the problems of the plan the search would have preferred
         _check_fits(min(plans, key=lambda p: (estimate_cycles(p, soc), _traffic(p))), soc)
     return min(fitting, key=lambda p: (estimate_cycles(p, soc), _traffic(p)))
 
 
-def _row_counts(spec: ConvSpec, soc: SocSpec, nt: int, pixels: int) -> range:
-    """Output rows per tile to consider: from 1 up to ``pixels`` worth of pixels (at least one
-    row) whose fp32 tile of ``nt`` channels fits half of L0C (two tiles in flight)."""
-    rows = max(1, min(spec.ho, pixels // spec.wo))
-    while _round16(rows * spec.wo) * _round16(nt) * 4 > soc.l0c_bytes // 2 and rows > 1:
-        rows -= 1
-    return range(1, rows + 1)
+def _tile_pixels(spec: ConvSpec, soc: SocSpec, nt: int, pixels: int) -> list[int]:
+    """Pixels per tile to consider, at most ``pixels`` and what an fp32 tile of ``nt``
+    channels may take of half of L0C (two tiles in flight): whole output rows (smallest halo)
+    and, for each count of tiles per image, its even share rounded up to whole 16-pixel
+    fractals (the most even deal over the AICs)."""
+    hw = spec.ho * spec.wo
+    cap = min(pixels, soc.l0c_bytes // 2 // (_round16(nt) * 4) // 16 * 16, hw)
+    if cap < 16:
+        return [cap]
+    out = {r * spec.wo for r in range(1, spec.ho + 1) if r * spec.wo <= cap}
+    fewest = _ceil(hw, cap)  # up to four times the fewest tiles per image
+    out |= {min(hw, _round16(_ceil(hw, k)))
+            for k in range(fewest, min(4 * fewest, _ceil(hw, 16)) + 1)}
+    return sorted(t for t in out if t <= cap) or [cap]
 
 
 def estimate_cycles(p: ConvPlan, soc: SocSpec) -> float:
@@ -228,11 +239,14 @@ def estimate_cycles(p: ConvPlan, soc: SocSpec) -> float:
     per_core = _ceil(p.tiles, p.cores)
     k = (p.c1 * p.kk + 1) * p.c0  # + the bias block
     size = ITEMSIZE[p.dtype]
-    cube = per_core * soc.cube.mmad_cycles(p.m_pad, p.nt_pad, k, p.dtype)
+    # K steps of a tile: per stage, its g * kk fractal columns ks at a time (the last group
+    # may be shorter: counted as full, a slight overestimate), plus the bias step.
+    steps = p.stages * _ceil(p.g * p.kk, p.ks)
+    cube = per_core * (steps * soc.cube.mmad_cycles(p.m_pad, p.nt_pad, p.ks * p.c0, p.dtype)
+                       + soc.cube.mmad_cycles(p.m_pad, p.nt_pad, p.c0, p.dtype))
     mte1 = per_core * k * size * (p.m_pad / soc.bw.l1_to_l0a + p.nt_pad / soc.bw.l1_to_l0b)
     mte2 = _traffic(p) / soc.bw.gm_to_l1
-    steps = per_core * (_ceil(p.c1 * p.kk, p.ks) + 1)
-    scalar = steps * STEP_SCALAR_CYCLES
+    scalar = per_core * (steps + 1) * STEP_SCALAR_CYCLES
     return max(cube, mte1, mte2, scalar) + per_core * TILE_OVERHEAD_CYCLES
 
 
@@ -244,18 +258,28 @@ def _traffic(p: ConvPlan) -> float:
     return _ceil(p.tiles, p.cores) * per_tile + reloads * p.resident_elems * ITEMSIZE[p.dtype]
 
 
-def _plan(spec: ConvSpec, soc: SocSpec, nt: int, rows: int) -> ConvPlan:
+def _rows_touched(ho: int, wo: int, tp: int) -> int:
+    """The most output rows a tile's pixel range [j * tp, (j + 1) * tp) can touch."""
+    if tp % wo == 0:  # every range starts on a row
+        return min(ho, tp // wo)
+    if wo % tp == 0:  # every range lies inside one row
+        return 1
+    return min(ho, (tp - 1) // wo + 2)
+
+
+def _plan(spec: ConvSpec, soc: SocSpec, nt: int, tp: int) -> ConvPlan:
     size = ITEMSIZE[spec.dtype]
     c0 = 32 // size
     c1 = _ceil(spec.cin, c0)
     ho, wo = spec.ho, spec.wo
     n_blocks = _ceil(spec.cout, nt)
-    m_pad = _round16(rows * wo)
+    rows = _rows_touched(ho, wo, tp)
+    m_pad = _round16(tp)
     nt_pad = _round16(nt)
     ks = max(1, min(L0_BUDGET // (m_pad * 32), L0_BUDGET // (nt_pad * 32)))
     kk = spec.kh * spec.kw
     in_rows = (rows - 1) * spec.stride_h + (spec.kh - 1) * spec.dil_h + 1
-    tiles = spec.n * _ceil(ho, rows) * n_blocks
+    tiles = spec.n * _ceil(ho * wo, tp) * n_blocks
     # A channel block's weights stay in L1 when they fit and a core runs several tiles of one
     # block: its tiles are contiguous with the block the slowest index, so it loads them once
     # (twice when its range crosses blocks). With about one tile per core, loading them group
@@ -276,7 +300,7 @@ def _plan(spec: ConvSpec, soc: SocSpec, nt: int, rows: int) -> ConvPlan:
         n=spec.n, cin=spec.cin, h=spec.h, w=spec.w, cout=spec.cout, kh=spec.kh, kw=spec.kw,
         sh=spec.stride_h, sw=spec.stride_w, pt=spec.pad_top, pb=spec.pad_bottom,
         pl=spec.pad_left, pr=spec.pad_right, dh=spec.dil_h, dw=spec.dil_w, ho=ho, wo=wo,
-        dtype=spec.dtype, c0=c0, c1=c1, rows=rows, nt=nt, g=g, ks=ks,
+        dtype=spec.dtype, c0=c0, c1=c1, tp=tp, rows=rows, nt=nt, g=g, ks=ks,
         cores=min(soc.aic_count, tiles), dn2nz=soc.mte2_dn2nz, w_resident=resident,
         epi_pix=_epilogue_pixels(spec, soc))
 
@@ -313,6 +337,6 @@ def _problems(p: ConvPlan, soc: SocSpec) -> list[str]:
         problems.append("DN2NZ strides")
     if p.dn2nz and p.fused_ub_bytes > soc.ub_bytes:
         problems.append("UB hand-off buffers of the fused variant")
-    if p.ks * p.nt_pad // 16 > 255 or _ceil(p.rows * p.wo, 16) > 255:
+    if p.ks * p.nt_pad // 16 > 255 or _ceil(p.tp, 16) > 255:
         problems.append("load_data repeat count")
     return problems

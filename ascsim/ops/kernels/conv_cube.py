@@ -1,6 +1,6 @@
 """The cube half of the conv operators: implicit-GEMM convolution on the AIC.
 
-Per tile (``rows`` output rows of one image x ``nt`` output channels, see
+Per tile (a range of ``tp`` output pixels of one image x ``nt`` output channels, see
 :mod:`ascsim.ops.conv_plan`)::
 
     x  --(950: DN2NZ from NCHW | 910B: ND2NZ from the NHWC pre-pass)--> L1  C1HWC0 rows
@@ -40,15 +40,15 @@ def _r16(v):
 
 @asc.jit
 def tile_geometry(t, p: asc.ConstExpr):
-    """(image, first output row, rows, first channel, channels) of tile ``t``. The channel
-    block is the slowest index, so a core's contiguous range of tiles (:func:`tile_range`)
-    mostly shares one block of weights, which then stays in L1."""
-    per_block = p.n * p.row_blocks
+    """(image, first output pixel, pixels, first channel, channels) of tile ``t``. The
+    channel block is the slowest index, so a core's contiguous range of tiles
+    (:func:`tile_range`) mostly shares one block of weights, which then stays in L1."""
+    per_block = p.n * p.pix_blocks
     co0 = (t // per_block) * p.nt
     rem = t % per_block
-    nb = rem // p.row_blocks
-    ho0 = (rem % p.row_blocks) * p.rows
-    return nb, ho0, min(p.rows, p.ho - ho0), co0, min(p.nt, p.cout - co0)
+    nb = rem // p.pix_blocks
+    p0 = (rem % p.pix_blocks) * p.tp
+    return nb, p0, min(p.tp, p.hw - p0), co0, min(p.nt, p.cout - co0)
 
 
 @asc.jit
@@ -59,16 +59,19 @@ def tile_range(idx, num, p: asc.ConstExpr):
 
 
 @asc.jit
-def _window(ho0, rows, p: asc.ConstExpr):
-    """Input rows to stage in L1 and the fmatrix pads for output rows [ho0, ho0 + rows)."""
+def _window(p0, m, p: asc.ConstExpr):
+    """For output pixels [p0, p0 + m): the input rows to stage in L1 (first, count), the
+    fmatrix pads of that window and the first pixel's place in the window's output rows."""
+    ho0 = p0 // p.wo
+    rows = (p0 + m - 1) // p.wo - ho0 + 1
     r0 = ho0 * p.sh - p.pt
     r_end = (ho0 + rows - 1) * p.sh + p.span_h - p.pt
     lo = max(r0, 0)
     hi = min(r_end, p.h)
     if hi <= lo:
         # The whole window is padding: stage any one row and pad it out of reach.
-        return 0, 1, r_end - r0, 0
-    return lo, hi - lo, lo - r0, r_end - hi
+        return 0, 1, r_end - r0, 0, p0 - ho0 * p.wo
+    return lo, hi - lo, lo - r0, r_end - hi, p0 - ho0 * p.wo
 
 
 @asc.jit
@@ -166,18 +169,17 @@ def conv_cube(x_gm, w_gm, b_gm, one_gm, out_gm, p: asc.ConstExpr, fused: asc.Con
     tile_count = 0
     first, end = tile_range(asc.get_block_idx(), asc.get_block_num(), p)
     for t in asc.range(first, end):
-        nb, ho0, rows, co0, nt = tile_geometry(t, p)
+        nb, p0, m, co0, nt = tile_geometry(t, p)
         reload = p.w_resident and co0 != loaded_co0
         if reload:
             if loaded_co0 >= 0:  # MTE1 must be done with the previous block's weights
                 asc.set_flag(asc.HardEvent.MTE1_MTE2, RESIDENT_EVENT)
                 asc.wait_flag(asc.HardEvent.MTE1_MTE2, RESIDENT_EVENT)
             loaded_co0 = co0
-        m = rows * p.wo
         m_pad = _r16(m)
         nt_pad = _r16(nt)
         n1 = nt_pad // 16
-        lo, l1h, ptop, pbot = _window(ho0, rows, p)
+        lo, l1h, ptop, pbot, m0 = _window(p0, m, p)
         c_slot = tile_count % 2
         acc = l0c[c_slot * p.l0c_elems:]
         asc.wait_flag(asc.HardEvent.FIX_M, c_slot)
@@ -208,7 +210,7 @@ def conv_cube(x_gm, w_gm, b_gm, one_gm, out_gm, p: asc.ConstExpr, fused: asc.Con
                     kn = min(p.ks, k1_total - k1)
                     asc.load_data(a, fm, asc.LoadData3DParamsV2(
                         channel_size=g * c0, k_extension=kn * c0, m_extension=m,
-                        k_start_pt=k1 * c0, m_start_pt=0, stride_w=p.sw, stride_h=p.sh,
+                        k_start_pt=k1 * c0, m_start_pt=m0, stride_w=p.sw, stride_h=p.sh,
                         filter_w=p.kw, filter_h=p.kh, dilation_filter_w=p.dw,
                         dilation_filter_h=p.dh), no_reset)
                     if p.w_resident:
@@ -231,7 +233,7 @@ def conv_cube(x_gm, w_gm, b_gm, one_gm, out_gm, p: asc.ConstExpr, fused: asc.Con
         else:
             if fused and tile_count >= LAG:
                 asc.cross_core_wait_flag(TILE_DONE, 2, asc.PipeID.PIPE_FIX)
-            asc.fixpipe(out_gm[((nb * p.co1 + co0 // 16) * p.hw + ho0 * p.wo) * 16:], acc,
+            asc.fixpipe(out_gm[((nb * p.co1 + co0 // 16) * p.hw + p0) * 16:], acc,
                         asc.FixpipeParamsV220(n_size=nt_pad, m_size=m, src_stride=m_pad,
                                               dst_stride=p.hw, quant_pre=quant),
                         asc.FixpipeConfig.cfg_nz())

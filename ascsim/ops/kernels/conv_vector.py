@@ -271,8 +271,7 @@ def fused_ub_epilogue(y_gm, table_gm, p: asc.ConstExpr, act: asc.ConstExpr[str],
     count = 0
     first, end = tile_range(asc.get_block_idx() // 2, asc.get_block_num() // 2, p)
     for t in asc.range(first, end):
-        nb, ho0, rows, co0, nt = tile_geometry(t, p)
-        m = rows * p.wo
+        nb, p0, m, co0, nt = tile_geometry(t, p)
         half = half_split(m)
         npix = m - half if sub == 1 else half
         buf = handoff[(count % 2) * h:]
@@ -297,7 +296,7 @@ def fused_ub_epilogue(y_gm, table_gm, p: asc.ConstExpr, act: asc.ConstExpr[str],
             asc.set_flag(asc.HardEvent.V_MTE3, 0)
             asc.wait_flag(asc.HardEvent.V_MTE3, 0)
             row = _ceil(npix * size, 32) * 32
-            pix = ho0 * p.wo + (half if sub == 1 else 0)
+            pix = p0 + (half if sub == 1 else 0)
             asc.data_copy_pad(y_gm[(nb * p.cout + co0) * p.hw + pix:], out,
                               asc.DataCopyExtParams(nt, npix * size, (pp * size - row) // 32,
                                                     (p.hw - npix) * size, 0))
@@ -335,11 +334,10 @@ def fused_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, b: asc.GlobalAddres
         first, end = tile_range(group, asc.get_block_num() // 2, p)
         for t in asc.range(first, end):
             asc.cross_core_wait_flag(TILE_READY, 2)
-            nb, ho0, rows, co0, nt = tile_geometry(t, p)
-            m = rows * p.wo
+            nb, p0, m, co0, nt = tile_geometry(t, p)
             half = (m // 2 + 15) // 16 * 16
-            lo = ho0 * p.wo + (half if sub == 1 else 0)
-            hi = ho0 * p.wo + (m if sub == 1 else min(half, m))
+            lo = p0 + (half if sub == 1 else 0)
+            hi = p0 + (m if sub == 1 else min(half, m))
             _epilogue_pixels(bufs, ws_gm, y_gm, p, nb, co0 // 16, (co0 + nt + 15) // 16, lo,
                              hi, act, alpha)
             asc.cross_core_set_flag(TILE_DONE, 2, asc.PipeID.PIPE_MTE3)
