@@ -245,9 +245,22 @@ def estimate_cycles(p: ConvPlan, soc: SocSpec) -> float:
     cube = per_core * (steps * soc.cube.mmad_cycles(p.m_pad, p.nt_pad, p.ks * p.c0, p.dtype)
                        + soc.cube.mmad_cycles(p.m_pad, p.nt_pad, p.c0, p.dtype))
     mte1 = per_core * k * size * (p.m_pad / soc.bw.l1_to_l0a + p.nt_pad / soc.bw.l1_to_l0b)
-    mte2 = _traffic(p) / soc.bw.gm_to_l1
+    mte2 = _traffic(p) / soc.bw.gm_to_l1 + _bursts(p) * soc.timing.burst_gap_cycles
     scalar = per_core * (steps + 1) * STEP_SCALAR_CYCLES
     return max(cube, mte1, mte2, scalar) + per_core * TILE_OVERHEAD_CYCLES
+
+
+def _bursts(p: ConvPlan) -> int:
+    """Estimated GM -> L1 bursts of the busiest AIC. The weights dominate: OIHW read by DN2NZ
+    is one Kh*Kw-element burst per (output, input) channel pair (a 1x1 filter: one row per
+    output channel; the 910B pre-pass's OHWI: one per output channel and filter position);
+    the feature map is one burst per channel and stage."""
+    if p.dn2nz:
+        per_load = p.nt * (p.cin if p.kk > 1 else 1)
+    else:
+        per_load = p.nt * p.kk
+    loads = min(p.n_blocks, 2) if p.w_resident else _ceil(p.tiles, p.cores)
+    return loads * per_load + _ceil(p.tiles, p.cores) * p.cin
 
 
 def _traffic(p: ConvPlan) -> float:
