@@ -251,16 +251,18 @@ def estimate_cycles(p: ConvPlan, soc: SocSpec) -> float:
 
 
 def _bursts(p: ConvPlan) -> int:
-    """Estimated GM -> L1 bursts of the busiest AIC. The weights dominate: OIHW read by DN2NZ
-    is one Kh*Kw-element burst per (output, input) channel pair (a 1x1 filter: one row per
-    output channel; the 910B pre-pass's OHWI: one per output channel and filter position);
-    the feature map is one burst per channel and stage."""
+    """Estimated GM -> L1 bursts of the busiest AIC. Weights: OIHW read by DN2NZ is one
+    Kh*Kw-element burst per (output, input) channel pair (a 1x1 filter: one row per output
+    channel; the 910B pre-pass's OHWI: one per output channel and filter position). Feature
+    map: one burst per channel (DN2NZ from NCHW) or per staged pixel and stage (910B: ND2NZ
+    from the NHWC pre-pass)."""
     if p.dn2nz:
         per_load = p.nt * (p.cin if p.kk > 1 else 1)
     else:
         per_load = p.nt * p.kk
     loads = min(p.n_blocks, 2) if p.w_resident else _ceil(p.tiles, p.cores)
-    return loads * per_load + _ceil(p.tiles, p.cores) * p.cin
+    fm = p.cin if p.dn2nz else p.stages * p.in_rows * p.w  # NHWC by ND2NZ: one per pixel
+    return loads * per_load + _ceil(p.tiles, p.cores) * fm
 
 
 def _traffic(p: ConvPlan) -> float:
@@ -306,9 +308,13 @@ def _plan(spec: ConvSpec, soc: SocSpec, nt: int, tp: int) -> ConvPlan:
     g_max = max(1, min(c1, (stage_budget - nt_pad * 32) // per_block))
     # Channel blocks per L1 stage: the first stage's load is waited for in full (cold, at the
     # core's HBM share), every further stage costs a fixed issue/sync overhead; g balances
-    # the two (minimum of g * load + stages * overhead).
+    # the two (minimum of g * load + stages * overhead). Without DN2NZ (910B) a stage's
+    # feature map comes from the NHWC pre-pass by ND2NZ, one burst per staged pixel: that
+    # is part of each stage's overhead.
     load = per_block / soc.bw.gm_read
-    g = max(1, min(g_max, round(math.sqrt(STAGE_OVERHEAD_CYCLES * c1 / load))))
+    overhead = STAGE_OVERHEAD_CYCLES + (0 if soc.mte2_dn2nz
+                                        else in_rows * spec.w * soc.timing.burst_gap_cycles)
+    g = max(1, min(g_max, round(math.sqrt(overhead * c1 / load))))
     return ConvPlan(
         n=spec.n, cin=spec.cin, h=spec.h, w=spec.w, cout=spec.cout, kh=spec.kh, kw=spec.kw,
         sh=spec.stride_h, sw=spec.stride_w, pt=spec.pad_top, pb=spec.pad_bottom,
