@@ -68,3 +68,21 @@ def test_tune_scaling_quick(capsys):
     assert re.search(r"^pool, 2 workers +\d+\.\d s +\d+\.\d\dx of 1 worker +\d+\.\d s +"
                      r"\d+\.\d\dx of 1 worker +\(8 trials", out, flags=re.M)
     assert "same best everywhere: True" in out
+
+
+def test_conv_seed_gap_prints_each_kernel_next_to_the_seed_time(capsys):
+    """One published case: both kernels of the semi variant with their launch, start-up, span
+    and pipe times, and the total against the seed article's 3.4 µs."""
+    assert _load("conv_seed_gap").main(["--cases", "5"]) == 0
+    out = capsys.readouterr().out
+    rows = re.findall(r"^\s+5 (conv_kernel|epilogue_kernel)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)"
+                      r"\s+([\d.]+)", out, flags=re.M)
+    assert [r[0] for r in rows] == ["conv_kernel", "epilogue_kernel"]
+    for _, device, launch, start, span in rows:
+        assert float(device) == pytest.approx(float(launch) + float(span), abs=0.02)
+        assert 0 < float(start) < float(span)
+    total = re.search(r"^\s+5 total\s+([\d.]+)\s+seed\s+3\.4\s+ours/seed\s+([\d.]+)x", out,
+                      flags=re.M)
+    assert total and float(total.group(2)) == pytest.approx(float(total.group(1)) / 3.4,
+                                                            abs=0.01)
+    assert "at or below the seed's time on" in out

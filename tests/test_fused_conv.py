@@ -288,6 +288,55 @@ def test_auto_picks_the_fastest_variant():
     assert y.dtype == torch.float16 and y.is_contiguous()
 
 
+def _plan_of(act: str, case_id: int, soc_name: str = "Ascend950PR_9579"):
+    case = TASKS[act].case(case_id)
+    xs, ws, bs = case.input_shapes
+    kw = case.kwargs()
+    spec = conv_spec_from(xs, ws, bs, case.dtypes[0], kw["strides"], kw["pads"],
+                          kw["dilations"])
+    return plan_conv(spec, get_soc(soc_name))
+
+
+@pytest.mark.parametrize("case_id", [3, 7, 14, 18])
+def test_plan_spreads_the_pixels_evenly_over_the_aics(case_id):
+    """The busiest AIC (ceil(tiles / AICs) tiles of whole rows) gets at most 10 % more pixel x
+    channel work than an even share; the old fixed 256-pixel tiles gave case 7 twice the
+    share (32 tiles on 28 AICs)."""
+    p = _plan_of("tanh", case_id)
+    busiest = -(-p.tiles // p.cores) * p.tp * p.nt
+    even = p.n * p.hw * p.cout / get_soc("Ascend950PR_9579").aic_count
+    assert busiest <= 1.1 * even, (p.rows, p.nt, p.tiles)
+
+
+def test_epilogue_units_shrink_to_reach_more_aivs_for_small_outputs():
+    soc_spec = get_soc("Ascend950PR_9579")
+    small, large = _plan_of("tanh", 5), _plan_of("tanh", 14)
+    units = small.n * small.co1 * -(-small.hw // small.epi_pix)
+    assert small.epi_pix < 256 and small.epi_pix % 16 == 0
+    assert soc_spec.aiv_count // 2 < units <= soc_spec.aiv_count
+    assert large.epi_pix == 256
+
+
+@pytest.mark.parametrize("soc_name,variant", [("Ascend950PR_9579", "semi"),
+                                              ("Ascend950PR_9579", "fused"),
+                                              ("Ascend910B1", "semi")])
+def test_resident_weights_are_reloaded_per_channel_block(soc_name, variant):
+    """Four channel blocks, several tiles per AIC: a core whose contiguous range of tiles
+    crosses a block boundary reloads the block's weights in L1 after MTE1 is done with the
+    previous block's; the result matches the fp64 reference."""
+    x, wt, b = _inputs(torch.float16, n=2, cin=32, h=16, w=16, cout=64)
+    tiling = {"nt": 16, "pixels": 32}
+    spec = conv_spec_from(x.shape, wt.shape, b.shape, "float16", [1, 1], [1, 1, 1, 1], [1, 1])
+    p = plan_conv(spec, get_soc(soc_name), **tiling)
+    assert p.w_resident and p.n_blocks == 4 and p.tiles >= 2 * p.cores
+    assert p.tiles % p.cores  # uneven ranges: some cross a block boundary mid-range
+    want = torch.tanh(torch.nn.functional.conv2d(x.double(), wt.double(), b.double(),
+                                                 padding=1))
+    y = fused_conv_tanh(x, wt, b, [1, 1], [1, 1, 1, 1], variant=variant, soc=soc_name,
+                        tiling=tiling)
+    assert torch.allclose(y.double(), want, rtol=2e-3, atol=2e-3)
+
+
 @pytest.mark.parametrize("change,match", [
     (dict(w=torch.zeros(8, 4, 3, 3, dtype=torch.float16)), "filter has 4 input channels"),
     (dict(b=torch.zeros(7, dtype=torch.float16)), "bias has 7 values"),

@@ -1,8 +1,10 @@
 """Host-side tiling of the implicit-GEMM convolution (integer metadata only, no data).
 
 The GEMM is C[pixels, Cout] = im2col(x)[pixels, K] . W[K, Cout] per image, with K ordered as
-Load3D produces it: (c1, kh, kw, c0), i.e. channels in C0-wide blocks. An AIC tile is ``rows``
-whole output rows of one image (m = rows * Wo pixels, at most ~256) by ``nt`` output channels.
+Load3D produces it: (c1, kh, kw, c0), i.e. channels in C0-wide blocks. An AIC tile is a
+contiguous range of ``tp`` output pixels of one image (the last of an image may be shorter; it
+spans at most ``rows`` output rows, whose input rows with halo are staged) by ``nt`` output
+channels. Pixel ranges rather than whole rows let the tiles split the work evenly over the AICs.
 K is staged through L1 in groups of ``g`` channel blocks (feature-map rows + the matching
 weights, double-buffered) and fed to the cube ``ks`` fractal columns (ks * C0 of K) per mmad.
 The bias is one more K block: a column of ones in A (a fractal of ones replicated by
@@ -15,17 +17,27 @@ transposing write); the vector epilogue turns it into NCHW.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ascsim.hw.spec import SocSpec
 from ascsim.ops.conv_spec import ConvSpec
 
 ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4}
-M_TARGET = 256  # pixels per tile when there is enough work
+M_TARGET = 512  # most pixels per tile (the planner may choose fewer rows)
 L0_BUDGET = 32 * 1024  # bytes per L0A / L0B buffer (two buffers each)
 STAGE_BUDGET = 112 * 1024  # bytes per L1 stage (two stages + bias + ones fractal)
 RESIDENT_BUDGET = 320 * 1024  # bytes of L1 for weights kept across tiles
 EPI_PIXELS = 256  # pixels (x 16 channels) per vector epilogue unit
+# Planning estimate, not a timing constant: the AIC cycles a tile costs besides its mmads and
+# loads (fmatrix, flags, the FixPipe start, the first load's latency). It only weighs fewer,
+# larger tiles against a more even share of the tiles between the AICs.
+TILE_OVERHEAD_CYCLES = 400
+# Planning estimate: scalar issue cycles of one K step (two loads, an mmad, four flag calls).
+STEP_SCALAR_CYCLES = 160
+# Planning estimate: cycles one more L1 stage of a tile costs (its copies' issue and the
+# MTE2 <-> MTE1 hand-over), weighed against a smaller first stage to wait for.
+STAGE_OVERHEAD_CYCLES = 200
 
 
 def _ceil(a: int, b: int) -> int:
@@ -60,13 +72,15 @@ class ConvPlan:
     dtype: str
     c0: int  # K elements per fractal column (32 B of the input type)
     c1: int  # channel blocks
-    rows: int  # output rows per tile
+    tp: int  # output pixels per tile (one image's pixels [j * tp, (j + 1) * tp))
+    rows: int  # most output rows a tile's pixels touch
     nt: int  # output channels per tile
     g: int  # channel blocks per L1 stage
     ks: int  # fractal columns of K per mmad
     cores: int  # AIC blocks launched
     dn2nz: bool  # the SoC reads NCHW / OIHW straight into L1 (950); else a vector pre-pass
-    w_resident: bool  # all weights of the (single) channel block stay in L1 for every tile
+    w_resident: bool  # a channel block's weights (all of Cin) stay in L1 across its tiles
+    epi_pix: int  # pixels (x 16 channels) per unit of the vector epilogue kernel
 
     # ------------------------------------------------------------------ derived sizes
     @property
@@ -96,8 +110,9 @@ class ConvPlan:
         return (self.rows - 1) * self.sh + self.span_h
 
     @property
-    def row_blocks(self) -> int:
-        return _ceil(self.ho, self.rows)
+    def pix_blocks(self) -> int:
+        """Tiles per image and channel block."""
+        return _ceil(self.hw, self.tp)
 
     @property
     def n_blocks(self) -> int:
@@ -105,11 +120,11 @@ class ConvPlan:
 
     @property
     def tiles(self) -> int:
-        return self.n * self.row_blocks * self.n_blocks
+        return self.n * self.pix_blocks * self.n_blocks
 
     @property
     def m_pad(self) -> int:
-        return _round16(self.rows * self.wo)
+        return _round16(self.tp)
 
     @property
     def nt_pad(self) -> int:
@@ -152,7 +167,7 @@ class ConvPlan:
     def ub_pix(self) -> int:
         """Pixels of a tile one AIV receives (the first half, rounded up to 16, goes to AIV 0):
         the strip pitch of the 950 fused hand-off buffers in UB."""
-        return max(16, _round16(self.rows * self.wo // 2))
+        return max(16, _round16(self.tp // 2))
 
     @property
     def handoff_elems(self) -> int:
@@ -185,64 +200,150 @@ TILING_KNOBS = ("nt", "pixels")
 
 def plan_conv(spec: ConvSpec, soc: SocSpec, nt: int | None = None,
               pixels: int = M_TARGET) -> ConvPlan:
-    """Tile ``spec`` for ``soc``: of the channel-tile widths that fit L0C, the one with the
-    least GM -> L1 traffic on the busiest AIC (feature-map rows with halo plus weights per
-    tile; resident weights once per core). ``nt`` fixes the channel-tile width, ``pixels``
-    the target pixels per tile; a plan that does not fit raises ValueError."""
+    """Tile ``spec`` for ``soc``: of the (channel-tile width, pixels per tile) pairs that
+    fit the SoC, the one with the least estimated work on the busiest AIC
+    (:func:`estimate_cycles`; ties: less GM -> L1 traffic). ``nt`` fixes the channel-tile
+    width, ``pixels`` caps the pixels per tile; no fitting plan raises ValueError."""
     if nt is not None and (nt < 16 or nt % 16 or nt > 512):
         raise ValueError(f"tiling knob nt={nt} must be a multiple of 16 from 16 to 512")
     if pixels < 16 or pixels % 16:
         raise ValueError(f"tiling knob pixels={pixels} must be a multiple of 16")
-    nt_max = min(_round16(spec.cout), max(16, (soc.l0c_bytes // 2 // (pixels * 4)) // 16 * 16),
-                 256)
-    widths = range(16, nt_max + 1, 16) if nt is None else (nt,)
-    plans = [_plan(spec, soc, w, pixels) for w in widths]
-    plan = min(plans, key=_traffic)
-    _check_fits(plan, soc)
-    return plan
+    widths = range(16, min(_round16(spec.cout), 256) + 1, 16) if nt is None else (nt,)
+    plans = [_plan(spec, soc, w, t) for w in widths for t in _tile_pixels(spec, soc, w, pixels)]
+    fitting = [p for p in plans if not _problems(p, soc)]
+    if not fitting:  # report the problems of the plan the search would have preferred
+        _check_fits(min(plans, key=lambda p: (estimate_cycles(p, soc), _traffic(p))), soc)
+    return min(fitting, key=lambda p: (estimate_cycles(p, soc), _traffic(p)))
+
+
+def _tile_pixels(spec: ConvSpec, soc: SocSpec, nt: int, pixels: int) -> list[int]:
+    """Pixels per tile to consider, at most ``pixels`` and what an fp32 tile of ``nt``
+    channels may take of half of L0C (two tiles in flight): whole output rows (smallest halo)
+    and, for each count of tiles per image, its even share rounded up to whole 16-pixel
+    fractals (the most even deal over the AICs)."""
+    hw = spec.ho * spec.wo
+    cap = min(pixels, soc.l0c_bytes // 2 // (_round16(nt) * 4) // 16 * 16, hw)
+    if cap < 16:
+        return [cap]
+    out = {r * spec.wo for r in range(1, spec.ho + 1) if r * spec.wo <= cap}
+    fewest = _ceil(hw, cap)  # up to four times the fewest tiles per image
+    out |= {min(hw, _round16(_ceil(hw, k)))
+            for k in range(fewest, min(4 * fewest, _ceil(hw, 16)) + 1)}
+    return sorted(t for t in out if t <= cap) or [cap]
+
+
+def estimate_cycles(p: ConvPlan, soc: SocSpec) -> float:
+    """A planning estimate of the busiest AIC's cycles: its tiles' mmads or their GM -> L1
+    traffic (whichever is larger; they overlap), plus a fixed cost per tile. Tiles are dealt
+    in contiguous ranges, so the busiest AIC runs ceil(tiles / cores) of them."""
+    per_core = _ceil(p.tiles, p.cores)
+    k = (p.c1 * p.kk + 1) * p.c0  # + the bias block
+    size = ITEMSIZE[p.dtype]
+    # K steps of a tile: per stage, its g * kk fractal columns ks at a time (the last group
+    # may be shorter: counted as full, a slight overestimate), plus the bias step.
+    steps = p.stages * _ceil(p.g * p.kk, p.ks)
+    cube = per_core * (steps * soc.cube.mmad_cycles(p.m_pad, p.nt_pad, p.ks * p.c0, p.dtype)
+                       + soc.cube.mmad_cycles(p.m_pad, p.nt_pad, p.c0, p.dtype))
+    mte1 = per_core * k * size * (p.m_pad / soc.bw.l1_to_l0a + p.nt_pad / soc.bw.l1_to_l0b)
+    mte2 = _traffic(p) / soc.bw.gm_to_l1 + _bursts(p) * soc.timing.burst_gap_cycles
+    scalar = per_core * (steps + 1) * STEP_SCALAR_CYCLES
+    return max(cube, mte1, mte2, scalar) + per_core * TILE_OVERHEAD_CYCLES
+
+
+def _bursts(p: ConvPlan) -> int:
+    """Estimated GM -> L1 bursts of the busiest AIC. Weights: OIHW read by DN2NZ is one
+    Kh*Kw-element burst per (output, input) channel pair (a 1x1 filter: one row per output
+    channel; the 910B pre-pass's OHWI: one per output channel and filter position). Feature
+    map: one burst per channel (DN2NZ from NCHW) or per staged pixel and stage (910B: ND2NZ
+    from the NHWC pre-pass)."""
+    if p.dn2nz:
+        per_load = p.nt * (p.cin if p.kk > 1 else 1)
+    else:
+        per_load = p.nt * p.kk
+    loads = min(p.n_blocks, 2) if p.w_resident else _ceil(p.tiles, p.cores)
+    fm = p.cin if p.dn2nz else p.stages * p.in_rows * p.w  # NHWC by ND2NZ: one per pixel
+    return loads * per_load + _ceil(p.tiles, p.cores) * fm
 
 
 def _traffic(p: ConvPlan) -> float:
     """Estimated GM -> L1 bytes of the busiest AIC (the term the tiling changes most)."""
     per_tile = p.c1 * p.in_rows * p.w * 32 + (0 if p.w_resident else p.c1 * p.kk * p.nt_pad * 32)
-    return _ceil(p.tiles, p.cores) * per_tile + p.resident_elems * ITEMSIZE[p.dtype]
+    # A core's contiguous tile range crosses at most one channel-block boundary.
+    reloads = min(p.n_blocks, 2)
+    return _ceil(p.tiles, p.cores) * per_tile + reloads * p.resident_elems * ITEMSIZE[p.dtype]
 
 
-def _plan(spec: ConvSpec, soc: SocSpec, nt: int, pixels: int = M_TARGET) -> ConvPlan:
+def _rows_touched(ho: int, wo: int, tp: int) -> int:
+    """The most output rows a tile's pixel range [j * tp, (j + 1) * tp) can touch."""
+    if tp % wo == 0:  # every range starts on a row
+        return min(ho, tp // wo)
+    if wo % tp == 0:  # every range lies inside one row
+        return 1
+    return min(ho, (tp - 1) // wo + 2)
+
+
+def _plan(spec: ConvSpec, soc: SocSpec, nt: int, tp: int) -> ConvPlan:
     size = ITEMSIZE[spec.dtype]
     c0 = 32 // size
     c1 = _ceil(spec.cin, c0)
     ho, wo = spec.ho, spec.wo
-    m_total = spec.n * ho * wo
-    l0c_half = soc.l0c_bytes // 2
     n_blocks = _ceil(spec.cout, nt)
-    # Pixels per tile: the target (M_TARGET), fewer when that would leave AICs idle.
-    m_target = max(16, min(pixels, _ceil(m_total * n_blocks, soc.aic_count)))
-    rows = max(1, min(ho, m_target // wo))
-    while _round16(rows * wo) * _round16(nt) * 4 > l0c_half and rows > 1:
-        rows -= 1
-    m_pad = _round16(rows * wo)
+    rows = _rows_touched(ho, wo, tp)
+    m_pad = _round16(tp)
     nt_pad = _round16(nt)
     ks = max(1, min(L0_BUDGET // (m_pad * 32), L0_BUDGET // (nt_pad * 32)))
     kk = spec.kh * spec.kw
     in_rows = (rows - 1) * spec.stride_h + (spec.kh - 1) * spec.dil_h + 1
-    tiles = spec.n * _ceil(ho, rows) * n_blocks
-    # Weights stay in L1 when one channel block covers Cout and they fit: loaded once per core.
-    resident = n_blocks == 1 and c1 * kk * nt_pad * 32 <= RESIDENT_BUDGET
+    tiles = spec.n * _ceil(ho * wo, tp) * n_blocks
+    # A channel block's weights stay in L1 when they fit and a core runs several tiles of one
+    # block: its tiles are contiguous with the block the slowest index, so it loads them once
+    # (twice when its range crosses blocks). With about one tile per core, loading them group
+    # by group with the feature map overlaps better.
+    tiles_per_core = tiles / min(soc.aic_count, tiles)
+    resident = c1 * kk * nt_pad * 32 <= RESIDENT_BUDGET and (n_blocks == 1
+                                                             or tiles_per_core >= 2)
     per_block = (in_rows * spec.w + (0 if resident else kk * nt_pad)) * 32
     stage_budget = min(STAGE_BUDGET, (soc.l1_bytes - c1 * kk * nt_pad * 32 * resident
                                       - 16 * 32) // 2)
-    g = max(1, min(c1, (stage_budget - nt_pad * 32) // per_block))
+    g_max = max(1, min(c1, (stage_budget - nt_pad * 32) // per_block))
+    # Channel blocks per L1 stage: the first stage's load is waited for in full (cold, at the
+    # core's HBM share), every further stage costs a fixed issue/sync overhead; g balances
+    # the two (minimum of g * load + stages * overhead). Without DN2NZ (910B) a stage's
+    # feature map comes from the NHWC pre-pass by ND2NZ, one burst per staged pixel: that
+    # is part of each stage's overhead.
+    load = per_block / soc.bw.gm_read
+    overhead = STAGE_OVERHEAD_CYCLES + (0 if soc.mte2_dn2nz
+                                        else in_rows * spec.w * soc.timing.burst_gap_cycles)
+    g = max(1, min(g_max, round(math.sqrt(overhead * c1 / load))))
     return ConvPlan(
         n=spec.n, cin=spec.cin, h=spec.h, w=spec.w, cout=spec.cout, kh=spec.kh, kw=spec.kw,
         sh=spec.stride_h, sw=spec.stride_w, pt=spec.pad_top, pb=spec.pad_bottom,
         pl=spec.pad_left, pr=spec.pad_right, dh=spec.dil_h, dw=spec.dil_w, ho=ho, wo=wo,
-        dtype=spec.dtype, c0=c0, c1=c1, rows=rows, nt=nt, g=g, ks=ks,
-        cores=min(soc.aic_count, tiles), dn2nz=soc.mte2_dn2nz, w_resident=resident)
+        dtype=spec.dtype, c0=c0, c1=c1, tp=tp, rows=rows, nt=nt, g=g, ks=ks,
+        cores=min(soc.aic_count, tiles), dn2nz=soc.mte2_dn2nz, w_resident=resident,
+        epi_pix=_epilogue_pixels(spec, soc))
+
+
+def _epilogue_pixels(spec: ConvSpec, soc: SocSpec) -> int:
+    """Pixels per epilogue unit: EPI_PIXELS, or fewer (whole 16-pixel strips) when that
+    spreads the units of a small output over more of the AIVs."""
+    blocks = spec.n * _ceil(spec.cout, 16)
+    chunks = soc.aiv_count // blocks  # pixel chunks per channel block that keep every AIV busy
+    if chunks <= 1:
+        return EPI_PIXELS
+    return max(16, min(EPI_PIXELS, _round16(_ceil(spec.ho * spec.wo, chunks))))
 
 
 def _check_fits(p: ConvPlan, soc: SocSpec) -> None:
-    """The plan's buffers fit the SoC and its instruction fields (a planning bug otherwise)."""
+    """Raise ValueError naming what of the plan does not fit the SoC."""
+    problems = _problems(p, soc)
+    if problems:
+        raise ValueError(f"no tiling of this convolution fits {soc.name}: "
+                         f"{', '.join(problems)} ({p})")
+
+
+def _problems(p: ConvPlan, soc: SocSpec) -> list[str]:
+    """What of the plan's buffers does not fit the SoC or its instruction fields."""
     size = ITEMSIZE[p.dtype]
     problems = []
     if (p.resident_elems + 2 * p.stage_elems + 16 * p.c0) * size > soc.l1_bytes:
@@ -255,8 +356,6 @@ def _check_fits(p: ConvPlan, soc: SocSpec) -> None:
         problems.append("DN2NZ strides")
     if p.dn2nz and p.fused_ub_bytes > soc.ub_bytes:
         problems.append("UB hand-off buffers of the fused variant")
-    if p.ks * p.nt_pad // 16 > 255 or _ceil(p.rows * p.wo, 16) > 255:
+    if p.ks * p.nt_pad // 16 > 255 or _ceil(p.tp, 16) > 255:
         problems.append("load_data repeat count")
-    if problems:
-        raise ValueError(f"no tiling of this convolution fits {soc.name}: "
-                         f"{', '.join(problems)} ({p})")
+    return problems

@@ -28,7 +28,6 @@ from ascsim.ops.conv_plan import TILING_KNOBS, ConvPlan, plan_conv
 from ascsim.ops.conv_spec import ConvSpec, conv_spec_from
 from ascsim.ops.dispatch import dispatch
 from ascsim.ops.kernels.conv_vector import (
-    EPI,
     PRE_ELEMS,
     conv_kernel,
     epilogue_kernel,
@@ -64,7 +63,7 @@ def _tensor(t) -> torch.Tensor:
 
 
 # ------------------------------------------------------------------------------ index tables
-def _epilogue_table(out_dtype: str, pixels: int = EPI) -> np.ndarray:
+def _epilogue_table(out_dtype: str, pixels: int) -> np.ndarray:
     """Byte offsets that transpose [pixels][16 channels] into [16][pixels] (gather)."""
     size = 4 if out_dtype == "float32" else 2
     c, p = np.meshgrid(np.arange(16), np.arange(pixels), indexing="ij")
@@ -97,7 +96,7 @@ class _Call:
         self.spec, self.plan, self.soc, self.act = spec, plan, soc, act
         self.dtype = _TORCH_DTYPES[spec.dtype]
         self.one = torch.ones(1, dtype=self.dtype)  # the constant of the bias K block
-        self.epi_table = _epilogue_table(spec.dtype)
+        self.epi_table = _epilogue_table(spec.dtype, plan.epi_pix)
         if plan.dn2nz:
             self.xt = self.wt = torch.zeros(1, dtype=self.dtype)
             self.tables = np.zeros(1, dtype=np.uint32)
@@ -116,7 +115,7 @@ class _Call:
 
     def _epilogue(self, src, y) -> object:
         p = self.plan
-        units = p.n * p.co1 * -(-p.hw // EPI)
+        units = p.n * p.co1 * -(-p.hw // p.epi_pix)
         return epilogue_kernel[min(self.soc.aiv_count, units)](src, y, self.epi_table, p,
                                                                self.act, 0.0)
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ascsim.ops.conv_plan import M_TARGET
 from ascsim.tune import tuned
 from ascsim.tune.sweep import search
 
@@ -28,12 +29,12 @@ def _round16(v: int) -> int:
 
 
 def conv_space(case, soc) -> dict[str, list]:
-    """Output channels per tile and target pixels per tile of the implicit-GEMM conv (first
+    """Output channels per tile and the most pixels per tile of the implicit-GEMM conv (first
     values: the planner's defaults)."""
     cout = case.input_shapes[1][0]
     widest = min(_round16(cout), 256)
     nts = sorted({v for v in (16, 32, 64, 128, 256) if v <= widest} | {widest})
-    return {"nt": [AUTO, *nts], "pixels": [256, 64, 128, 512]}
+    return {"nt": [AUTO, *nts], "pixels": [M_TARGET, 128, 256, 64]}
 
 
 def matmul_space(case, soc) -> dict[str, list]:

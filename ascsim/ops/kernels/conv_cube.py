@@ -1,6 +1,6 @@
 """The cube half of the conv operators: implicit-GEMM convolution on the AIC.
 
-Per tile (``rows`` output rows of one image x ``nt`` output channels, see
+Per tile (a range of ``tp`` output pixels of one image x ``nt`` output channels, see
 :mod:`ascsim.ops.conv_plan`)::
 
     x  --(950: DN2NZ from NCHW | 910B: ND2NZ from the NHWC pre-pass)--> L1  C1HWC0 rows
@@ -27,6 +27,7 @@ import ascsim.asc as asc
 TILE_READY = 0  # cross-core flag: AIC -> AIVs, a tile is in the workspace
 TILE_DONE = 1  # cross-core flag: AIVs -> AIC, a tile has been consumed
 LAG = 8  # tiles the AIC may run ahead of its AIVs
+RESIDENT_EVENT = 2  # MTE1 -> MTE2 event id guarding a reload of the resident weights
 
 QUANT = {("float32", "float16"): asc.QuantModes.F322F16,
          ("float32", "bfloat16"): asc.QuantModes.F322BF16,
@@ -39,26 +40,38 @@ def _r16(v):
 
 @asc.jit
 def tile_geometry(t, p: asc.ConstExpr):
-    """(image, first output row, rows, first channel, channels) of tile ``t``."""
-    per_image = p.row_blocks * p.n_blocks
-    nb = t // per_image
-    rem = t % per_image
-    ho0 = (rem // p.n_blocks) * p.rows
-    co0 = (rem % p.n_blocks) * p.nt
-    return nb, ho0, min(p.rows, p.ho - ho0), co0, min(p.nt, p.cout - co0)
+    """(image, first output pixel, pixels, first channel, channels) of tile ``t``. The
+    channel block is the slowest index, so a core's contiguous range of tiles
+    (:func:`tile_range`) mostly shares one block of weights, which then stays in L1."""
+    per_block = p.n * p.pix_blocks
+    co0 = (t // per_block) * p.nt
+    rem = t % per_block
+    nb = rem // p.pix_blocks
+    p0 = (rem % p.pix_blocks) * p.tp
+    return nb, p0, min(p.tp, p.hw - p0), co0, min(p.nt, p.cout - co0)
 
 
 @asc.jit
-def _window(ho0, rows, p: asc.ConstExpr):
-    """Input rows to stage in L1 and the fmatrix pads for output rows [ho0, ho0 + rows)."""
+def tile_range(idx, num, p: asc.ConstExpr):
+    """[first, end) of the tiles of AIC ``idx`` of ``num``: contiguous and as even as whole
+    tiles allow (a grid-stride deal would hand one core tiles of every channel block)."""
+    return idx * p.tiles // num, (idx + 1) * p.tiles // num
+
+
+@asc.jit
+def _window(p0, m, p: asc.ConstExpr):
+    """For output pixels [p0, p0 + m): the input rows to stage in L1 (first, count), the
+    fmatrix pads of that window and the first pixel's place in the window's output rows."""
+    ho0 = p0 // p.wo
+    rows = (p0 + m - 1) // p.wo - ho0 + 1
     r0 = ho0 * p.sh - p.pt
     r_end = (ho0 + rows - 1) * p.sh + p.span_h - p.pt
     lo = max(r0, 0)
     hi = min(r_end, p.h)
     if hi <= lo:
         # The whole window is padding: stage any one row and pad it out of reach.
-        return 0, 1, r_end - r0, 0
-    return lo, hi - lo, lo - r0, r_end - hi
+        return 0, 1, r_end - r0, 0, p0 - ho0 * p.wo
+    return lo, hi - lo, lo - r0, r_end - hi, p0 - ho0 * p.wo
 
 
 @asc.jit
@@ -81,9 +94,12 @@ def _load_weights(wl1, w_gm, co0, nt, ch0, chn, g, p: asc.ConstExpr):
 
 
 @asc.jit
-def _stage_in(fm, wl1, bl1, x_gm, w_gm, b_gm, nb, lo, l1h, co0, nt, s, p: asc.ConstExpr):
-    """Copy channel group ``s`` of the feature-map rows and (unless resident) of the weights,
-    and for the first group the bias, of a tile into one L1 stage."""
+def _stage_in(fm, wl1, bl1, resident, x_gm, w_gm, b_gm, nb, lo, l1h, co0, nt, s, reload,
+              p: asc.ConstExpr):
+    """Copy channel group ``s`` of the feature-map rows, and for the first group the bias, of a
+    tile into one L1 stage; the group's weights into the stage, or, when the tile starts a new
+    block of resident weights (``reload``), into their place in the resident area (loaded
+    group by group, so the first mmads need not wait for all of them)."""
     c0 = p.c0
     c1_0 = s * p.g
     g = min(p.g, p.c1 - c1_0)
@@ -97,6 +113,8 @@ def _stage_in(fm, wl1, bl1, x_gm, w_gm, b_gm, nb, lo, l1h, co0, nt, s, p: asc.Co
                       asc.Nd2NzParams(1, l1h * p.w, g * c0, 0, p.cp, l1h * p.w, 1, 0))
     if not p.w_resident:
         _load_weights(wl1, w_gm, co0, nt, ch0, chn, g, p)
+    elif reload:
+        _load_weights(resident[c1_0 * p.kk * _r16(nt) * c0:], w_gm, co0, nt, ch0, chn, g, p)
     if s == 0:
         asc.data_copy(bl1, b_gm[co0:], asc.Nd2NzParams(1, nt, 1, 0, 1, _r16(nt), 1, 0))
     return g
@@ -139,8 +157,7 @@ def conv_cube(x_gm, w_gm, b_gm, one_gm, out_gm, p: asc.ConstExpr, fused: asc.Con
     # One fractal whose first column is 1: the A side of the bias block.
     asc.data_copy(ones, one_gm, asc.Nd2NzParams(1, 16, 1, 0, 0, 16, 1, 0))
     asc.set_load_data_padding_value(0)
-    if p.w_resident:  # one channel block: every tile of this core uses the same weights
-        _load_weights(resident, w_gm, 0, p.cout, 0, p.cin, p.c1, p)
+    loaded_co0 = -1  # the channel block whose weights are resident in L1
     quant = QUANT[("float32", out_gm.dtype.name)]
     no_reset = asc.IsResetLoad3dConfig(False, False)
     for slot in range(2):
@@ -150,13 +167,19 @@ def conv_cube(x_gm, w_gm, b_gm, one_gm, out_gm, p: asc.ConstExpr, fused: asc.Con
     stage_count = 0
     step_count = 0
     tile_count = 0
-    for t in asc.range(asc.get_block_idx(), p.tiles, asc.get_block_num()):
-        nb, ho0, rows, co0, nt = tile_geometry(t, p)
-        m = rows * p.wo
+    first, end = tile_range(asc.get_block_idx(), asc.get_block_num(), p)
+    for t in asc.range(first, end):
+        nb, p0, m, co0, nt = tile_geometry(t, p)
+        reload = p.w_resident and co0 != loaded_co0
+        if reload:
+            if loaded_co0 >= 0:  # MTE1 must be done with the previous block's weights
+                asc.set_flag(asc.HardEvent.MTE1_MTE2, RESIDENT_EVENT)
+                asc.wait_flag(asc.HardEvent.MTE1_MTE2, RESIDENT_EVENT)
+            loaded_co0 = co0
         m_pad = _r16(m)
         nt_pad = _r16(nt)
         n1 = nt_pad // 16
-        lo, l1h, ptop, pbot = _window(ho0, rows, p)
+        lo, l1h, ptop, pbot, m0 = _window(p0, m, p)
         c_slot = tile_count % 2
         acc = l0c[c_slot * p.l0c_elems:]
         asc.wait_flag(asc.HardEvent.FIX_M, c_slot)
@@ -167,7 +190,8 @@ def conv_cube(x_gm, w_gm, b_gm, one_gm, out_gm, p: asc.ConstExpr, fused: asc.Con
             wl1 = l1[slot * stage + p.fm_elems:]
             bl1 = l1[slot * stage + p.fm_elems + p.w_elems:]
             asc.wait_flag(asc.HardEvent.MTE1_MTE2, slot)
-            g = _stage_in(fm, wl1, bl1, x_gm, w_gm, b_gm, nb, lo, l1h, co0, nt, s, p)
+            g = _stage_in(fm, wl1, bl1, resident, x_gm, w_gm, b_gm, nb, lo, l1h, co0, nt, s,
+                          reload, p)
             asc.set_flag(asc.HardEvent.MTE2_MTE1, slot)
             asc.wait_flag(asc.HardEvent.MTE2_MTE1, slot)
             k1_total = g * p.kk
@@ -186,7 +210,7 @@ def conv_cube(x_gm, w_gm, b_gm, one_gm, out_gm, p: asc.ConstExpr, fused: asc.Con
                     kn = min(p.ks, k1_total - k1)
                     asc.load_data(a, fm, asc.LoadData3DParamsV2(
                         channel_size=g * c0, k_extension=kn * c0, m_extension=m,
-                        k_start_pt=k1 * c0, m_start_pt=0, stride_w=p.sw, stride_h=p.sh,
+                        k_start_pt=k1 * c0, m_start_pt=m0, stride_w=p.sw, stride_h=p.sh,
                         filter_w=p.kw, filter_h=p.kh, dilation_filter_w=p.dw,
                         dilation_filter_h=p.dh), no_reset)
                     if p.w_resident:
@@ -209,7 +233,7 @@ def conv_cube(x_gm, w_gm, b_gm, one_gm, out_gm, p: asc.ConstExpr, fused: asc.Con
         else:
             if fused and tile_count >= LAG:
                 asc.cross_core_wait_flag(TILE_DONE, 2, asc.PipeID.PIPE_FIX)
-            asc.fixpipe(out_gm[((nb * p.co1 + co0 // 16) * p.hw + ho0 * p.wo) * 16:], acc,
+            asc.fixpipe(out_gm[((nb * p.co1 + co0 // 16) * p.hw + p0) * 16:], acc,
                         asc.FixpipeParamsV220(n_size=nt_pad, m_size=m, src_stride=m_pad,
                                               dst_stride=p.hw, quant_pre=quant),
                         asc.FixpipeConfig.cfg_nz())

@@ -1,9 +1,10 @@
 """The vector half of the conv operators, and the kernels that launch both halves.
 
-* Epilogue unit (AIV): 256 pixels x 16 channels of the NC1HWC0 conv result —
-  GM -> UB (MTE2), cast up to fp32 if stored narrower, activation in fp32, one cast to the
-  output type, ``gather`` transposes [pixels][16] to [16][pixels], UB -> GM as up to 16 NCHW
-  row pieces (MTE3, data_copy_pad with a GM row pitch of Ho*Wo).
+* Epilogue unit (AIV): ``plan.epi_pix`` pixels (at most 256; fewer for small outputs, so
+  the units reach more AIVs) x 16 channels of the NC1HWC0 conv result — GM -> UB (MTE2),
+  cast up to fp32 if stored narrower, activation in fp32, one cast to the output type,
+  ``gather`` transposes [pixels][16] to [16][pixels], UB -> GM as up to 16 NCHW row pieces
+  (MTE3, data_copy_pad with a GM row pitch of Ho*Wo).
 * 910B pre-pass (AIV): the 2201 MTE2 has no DN2NZ, so x (NCHW) and the filter (OIHW) are
   re-laid out on the vector side into NHWC and OHWI with channels padded to whole C0 blocks
   (GM -> UB, ``gather``, UB -> GM), then every core meets at ``sync_all`` before the AIC reads
@@ -29,9 +30,9 @@ from ascsim.ops.kernels.conv_cube import (
     conv_cube,
     half_split,
     tile_geometry,
+    tile_range,
 )
 
-EPI = 256  # pixels per epilogue unit (x 16 channels)
 PRE_ELEMS = 4096  # elements per pre-pass gather
 
 
@@ -43,17 +44,18 @@ def _ceil(a, b):
 class _EpiBuffers:
     """UB buffers of the epilogue (built inside a kernel)."""
 
-    def __init__(self, pipe, src_dtype, out_dtype, table_gm):
+    def __init__(self, pipe, src_dtype, out_dtype, table_gm, pix):
+        self.pix = pix  # pixels per unit: the pitch of the [16][pix] output rows in UB
         self.in_q = asc.TQue(asc.TPosition.VECIN, 2)
         self.out_q = asc.TQue(asc.TPosition.VECOUT, 2)
         work = asc.TBuf(asc.TPosition.VECCALC)
         narrow = asc.TBuf(asc.TPosition.VECCALC)
         table = asc.TBuf(asc.TPosition.VECCALC)
-        pipe.init_buffer(que=self.in_q, num=2, len=EPI * 16 * src_dtype.sizeof())
-        pipe.init_buffer(que=self.out_q, num=2, len=EPI * 16 * out_dtype.sizeof())
-        pipe.init_buffer(buf=work, num=EPI * 16 * 4)
-        pipe.init_buffer(buf=narrow, num=EPI * 16 * out_dtype.sizeof())
-        pipe.init_buffer(buf=table, num=EPI * 16 * 4)
+        pipe.init_buffer(que=self.in_q, num=2, len=pix * 16 * src_dtype.sizeof())
+        pipe.init_buffer(que=self.out_q, num=2, len=pix * 16 * out_dtype.sizeof())
+        pipe.init_buffer(buf=work, num=pix * 16 * 4)
+        pipe.init_buffer(buf=narrow, num=pix * 16 * out_dtype.sizeof())
+        pipe.init_buffer(buf=table, num=pix * 16 * 4)
         self.work = work.get(asc.float32)
         self.narrow = narrow.get(out_dtype)
         self.table = table.get(asc.uint32)
@@ -61,9 +63,9 @@ class _EpiBuffers:
         self.out_dtype = out_dtype
         # Partial units gather past their pixels (those columns are not stored): start from
         # defined values.
-        asc.duplicate(self.work, 0.0, EPI * 16)
-        asc.duplicate(self.narrow, 0.0, EPI * 16)
-        asc.data_copy(self.table, table_gm, EPI * 16)
+        asc.duplicate(self.work, 0.0, pix * 16)
+        asc.duplicate(self.narrow, 0.0, pix * 16)
+        asc.data_copy(self.table, table_gm, pix * 16)
         asc.set_flag(asc.HardEvent.MTE2_V, 0)
         asc.wait_flag(asc.HardEvent.MTE2_V, 0)
 
@@ -90,15 +92,15 @@ def epilogue_unit(bufs, src_gm, dst_gm, src_off, dst_off, npix, nch, hw,
     if bufs.out_dtype != asc.float32:
         asc.cast(bufs.narrow, work, asc.RoundMode.CAST_RINT, n)
         asc.pipe_barrier(asc.PipeID.PIPE_V)
-        asc.gather(y, bufs.narrow, bufs.table, 0, EPI * 16)
+        asc.gather(y, bufs.narrow, bufs.table, 0, bufs.pix * 16)
     else:
-        asc.gather(y, work, bufs.table, 0, EPI * 16)
+        asc.gather(y, work, bufs.table, 0, bufs.pix * 16)
     bufs.out_q.enque(y)
     y = bufs.out_q.deque(bufs.out_dtype)
     size = bufs.out_dtype.sizeof()
     row = _ceil(npix * size, 32) * 32
     asc.data_copy_pad(dst_gm[dst_off:], y, asc.DataCopyExtParams(
-        nch, npix * size, (EPI * size - row) // 32, (hw - npix) * size, 0))
+        nch, npix * size, (bufs.pix * size - row) // 32, (hw - npix) * size, 0))
     bufs.out_q.free_tensor(y)
 
 
@@ -108,8 +110,8 @@ def _epilogue_pixels(bufs, src_gm, dst_gm, p: asc.ConstExpr, nb, c1_lo, c1_hi, p
     """Epilogue of channel blocks [c1_lo, c1_hi) x pixels [pix_lo, pix_hi) of image nb."""
     for c1 in range(c1_lo, c1_hi):
         nch = min(16, p.cout - c1 * 16)
-        for pix in range(pix_lo, pix_hi, EPI):
-            npix = min(EPI, pix_hi - pix)
+        for pix in range(pix_lo, pix_hi, bufs.pix):
+            npix = min(bufs.pix, pix_hi - pix)
             epilogue_unit(bufs, src_gm, dst_gm, ((nb * p.co1 + c1) * p.hw + pix) * 16,
                           (nb * p.cout + c1 * 16) * p.hw + pix, npix, nch, p.hw, act, alpha)
 
@@ -123,15 +125,15 @@ def epilogue_kernel(src: asc.GlobalAddress, dst: asc.GlobalAddress, table: asc.G
     dst_gm.set_global_buffer(dst)
     table_gm.set_global_buffer(table)
     pipe = asc.TPipe()
-    bufs = _EpiBuffers(pipe, src.dtype, dst.dtype, table_gm)
-    chunks = _ceil(p.hw, EPI)
+    bufs = _EpiBuffers(pipe, src.dtype, dst.dtype, table_gm, p.epi_pix)
+    chunks = _ceil(p.hw, p.epi_pix)
     units = p.n * p.co1 * chunks
     for u in asc.range(asc.get_block_idx(), units, asc.get_block_num()):
         nb = u // (p.co1 * chunks)
         c1 = (u // chunks) % p.co1
-        pix = (u % chunks) * EPI
-        _epilogue_pixels(bufs, src_gm, dst_gm, p, nb, c1, c1 + 1, pix, min(pix + EPI, p.hw),
-                         act, alpha)
+        pix = (u % chunks) * p.epi_pix
+        _epilogue_pixels(bufs, src_gm, dst_gm, p, nb, c1, c1 + 1, pix,
+                         min(pix + p.epi_pix, p.hw), act, alpha)
 
 
 # ------------------------------------------------------------------------------ 910B pre-pass
@@ -267,9 +269,9 @@ def fused_ub_epilogue(y_gm, table_gm, p: asc.ConstExpr, act: asc.ConstExpr[str],
     asc.set_flag(asc.HardEvent.MTE3_V, 0)
     sub = asc.get_sub_block_idx()
     count = 0
-    for t in asc.range(asc.get_block_idx() // 2, p.tiles, asc.get_block_num() // 2):
-        nb, ho0, rows, co0, nt = tile_geometry(t, p)
-        m = rows * p.wo
+    first, end = tile_range(asc.get_block_idx() // 2, asc.get_block_num() // 2, p)
+    for t in asc.range(first, end):
+        nb, p0, m, co0, nt = tile_geometry(t, p)
         half = half_split(m)
         npix = m - half if sub == 1 else half
         buf = handoff[(count % 2) * h:]
@@ -294,7 +296,7 @@ def fused_ub_epilogue(y_gm, table_gm, p: asc.ConstExpr, act: asc.ConstExpr[str],
             asc.set_flag(asc.HardEvent.V_MTE3, 0)
             asc.wait_flag(asc.HardEvent.V_MTE3, 0)
             row = _ceil(npix * size, 32) * 32
-            pix = ho0 * p.wo + (half if sub == 1 else 0)
+            pix = p0 + (half if sub == 1 else 0)
             asc.data_copy_pad(y_gm[(nb * p.cout + co0) * p.hw + pix:], out,
                               asc.DataCopyExtParams(nt, npix * size, (pp * size - row) // 32,
                                                     (p.hw - npix) * size, 0))
@@ -326,16 +328,16 @@ def fused_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, b: asc.GlobalAddres
         ws_gm = _gm(ws)
         y_gm = _gm(y)
         pipe = asc.TPipe()
-        bufs = _EpiBuffers(pipe, ws.dtype, y.dtype, _gm(epi_table))
+        bufs = _EpiBuffers(pipe, ws.dtype, y.dtype, _gm(epi_table), p.epi_pix)
         group = asc.get_block_idx() // 2
         sub = asc.get_sub_block_idx()
-        for t in asc.range(group, p.tiles, asc.get_block_num() // 2):
+        first, end = tile_range(group, asc.get_block_num() // 2, p)
+        for t in asc.range(first, end):
             asc.cross_core_wait_flag(TILE_READY, 2)
-            nb, ho0, rows, co0, nt = tile_geometry(t, p)
-            m = rows * p.wo
+            nb, p0, m, co0, nt = tile_geometry(t, p)
             half = (m // 2 + 15) // 16 * 16
-            lo = ho0 * p.wo + (half if sub == 1 else 0)
-            hi = ho0 * p.wo + (m if sub == 1 else min(half, m))
+            lo = p0 + (half if sub == 1 else 0)
+            hi = p0 + (m if sub == 1 else min(half, m))
             _epilogue_pixels(bufs, ws_gm, y_gm, p, nb, co0 // 16, (co0 + nt + 15) // 16, lo,
                              hi, act, alpha)
             asc.cross_core_set_flag(TILE_DONE, 2, asc.PipeID.PIPE_MTE3)

@@ -1,0 +1,85 @@
+"""Where the time of a fused conv variant goes, per case, next to the seed article's published
+device time on Ascend 950 (the six cases the article lists).
+
+For each case and kernel of the variant it prints the kernel's simulated device time split into
+the fixed launch overhead, the scalar start-up of the busiest core and the span the cores run,
+and the busiest core's busy time per pipe (Scalar, MTE2, Cube, MTE1, FixPipe, Vector, MTE3),
+plus the fp32 workspace round trip (bytes written by K1 and read back by K2). Pipe times
+overlap, so they do not add up to the span. The last columns give our total against the seed's
+time as a ratio (below 1: we are faster).
+
+    .venv/bin/python benchmarks/conv_seed_gap.py [--op fused_conv_tanh] [--variant semi]
+        [--soc Ascend950PR_9579] [--cases 5 22 1 7 14 18]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+from ascsim.bench.references import make_inputs  # noqa: E402
+from ascsim.bench.tasks import load_task  # noqa: E402
+from ascsim.ops import fused_conv_sigmoid, fused_conv_tanh  # noqa: E402
+
+OPS = {"fused_conv_tanh": fused_conv_tanh, "fused_conv_sigmoid": fused_conv_sigmoid}
+#: case id -> the seed article's published device time on Ascend 950 (µs), fused_conv_tanh.
+SEED_US = {5: 3.4, 22: 5.3, 1: 3.8, 7: 6.1, 14: 20.9, 18: 29.8}
+PIPES = ("S", "MTE2", "M", "MTE1", "FIX", "V", "MTE3")
+
+
+def profile_case(op: str, variant: str, soc: str, case_id: int, tuned: bool):
+    """(total µs, [(kernel, device µs, launch µs, start-up µs, span µs, {pipe: busy µs},
+    GM bytes by path)]) of one case."""
+    task = load_task(op)
+    case = task.case(case_id)
+    inputs = make_inputs(task, case)
+    kwargs = {} if tuned else {"tiling": {}}
+    _, info = OPS[op](*inputs, **case.kwargs(), variant=variant, soc=soc, return_report=True,
+                      timing_only=True, **kwargs)
+    kernels = []
+    for r in info.reports:
+        prof = r.profile
+        busy = {p.pipe: p.max_us for p in prof.pipes}
+        gm = {k: v for k, v in prof.bytes_by_path.items() if "GM" in k.split("->")}
+        kernels.append((r.kernel, r.device_time_us, prof.launch_overhead_us, prof.startup_us,
+                        prof.span_us, busy, gm))
+    return info.device_time_us, kernels
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--op", default="fused_conv_tanh", choices=sorted(OPS))
+    parser.add_argument("--variant", default="semi")
+    parser.add_argument("--soc", default="Ascend950PR_9579")
+    parser.add_argument("--cases", nargs="*", type=int, default=list(SEED_US))
+    parser.add_argument("--no-tuned", action="store_true",
+                        help="the operator's default tiling, not stored tuned settings")
+    ns = parser.parse_args(argv)
+    head = " ".join(f"{p:>6}" for p in PIPES)
+    print(f"{ns.op} {ns.variant} on {ns.soc}; times in µs (pipes: busiest core's busy time)")
+    print(f"{'case':>4} {'kernel':<22} {'device':>7} {'launch':>6} {'start':>6} {'span':>6} "
+          f"{head}  {'GM MiB':>7}")
+    ratios = []
+    for cid in ns.cases:
+        total, kernels = profile_case(ns.op, ns.variant, ns.soc, cid, not ns.no_tuned)
+        for name, dev, launch, start, span, busy, gm in kernels:
+            pipes = " ".join(f"{busy.get(p, 0.0):6.2f}" for p in PIPES)
+            print(f"{cid:>4} {name[:22]:<22} {dev:7.2f} {launch:6.2f} {start:6.2f} {span:6.2f} "
+                  f"{pipes}  {sum(gm.values()) / 2**20:7.2f}")
+        seed = SEED_US.get(cid)
+        if seed is None:
+            print(f"{cid:>4} {'total':<22} {total:7.2f}")
+        else:
+            ratios.append(total / seed)
+            print(f"{cid:>4} {'total':<22} {total:7.2f}   seed {seed:5.1f}   "
+                  f"ours/seed {total / seed:5.2f}x  {'<= seed' if total <= seed else '> seed'}")
+    if ratios:
+        at_or_below = sum(r <= 1.0 for r in ratios)
+        print(f"at or below the seed's time on {at_or_below} of {len(ratios)} cases")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
