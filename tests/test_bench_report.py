@@ -42,6 +42,12 @@ def test_json_and_markdown(result, tmp_path):
     md = paths["md"].read_text()
     assert md == to_markdown(result)
     assert "| semi |" in md and "### Case 13" in md and "workspace" in md
+    # the seed's published times are a column of their own, where it published one
+    assert "seed µs" in md and "not scored" in md
+    row5 = next(line for line in md.splitlines() if line.startswith("| 5 |"))
+    row13 = next(line for line in md.splitlines() if line.startswith("| 13 |"))
+    assert "| 3.40 |" in row5 and "| — |" in row13
+    assert doc["task"]["references"][0]["times_us"] == {"1": 3.8, "5": 3.4}
 
 
 class _Tags(HTMLParser):

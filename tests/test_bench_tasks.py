@@ -42,6 +42,16 @@ def test_sigmoid_twin_differs_only_where_the_reference_says():
     assert sig.case(3).value_ranges == ((-0.1, 0.1), (-0.1, 0.1), (-0.01, 0.01))
 
 
+def test_seed_times_are_a_reference_not_a_baseline():
+    task = load_task("fused_conv_tanh")
+    (seed,) = task.references
+    assert seed.name == "seed" and seed.time_us(14) == 20.9 and seed.time_us(2) is None
+    assert task.select([5, 2]).references[0].times == ((5, 3.4),)
+    doc = _doc("fused_conv_tanh")
+    doc["cases"] = [c for c in doc["cases"] if c["case_id"] in (1, 2)]
+    assert task_from_doc(doc).references[0].times == ((1, 3.8),)
+
+
 def test_conv_output_shapes_agree_with_torch():
     for name in ("fused_conv_tanh", "fused_conv_sigmoid"):
         for c in load_task(name).cases:

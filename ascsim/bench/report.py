@@ -103,18 +103,23 @@ def explain_case(result: BenchResult, case_id: int) -> list[str]:
 # --- terminal --------------------------------------------------------------------------------
 
 def results_table(result: BenchResult) -> Table:
-    caption = " ".join(x for x in (result.baseline_note, tuned_note(result)) if x)
+    caption = " ".join(x for x in (result.baseline_note, tuned_note(result),
+                                   reference_note(result)) if x)
     table = Table(title=f"{result.task.name} on {result.soc}", caption=caption,
                   show_edge=False)
     table.add_column("case", justify="right", no_wrap=True)
     table.add_column("dtype", no_wrap=True)
     table.add_column("base µs", justify="right", no_wrap=True)
+    references = result.task.references
+    for ref in references:
+        table.add_column(f"{ref.name} µs", justify="right", no_wrap=True)
     for v in result.variants:
         table.add_column(f"{v} µs", justify="right", no_wrap=True)
         table.add_column("×", justify="right", no_wrap=True)
     for case in result.task.cases:
         row = [str(case.case_id), SHORT_DTYPE[case.dtype],
                _f(result.run(case.case_id, result.variants[0]).t_base_us)]
+        row += [_f(ref.time_us(case.case_id)) for ref in references]
         for v in result.variants:
             r = result.run(case.case_id, v)
             time_cell = "[red]fail[/]" if r.timing is None else _f(r.timing.device_time_us)
@@ -125,7 +130,7 @@ def results_table(result: BenchResult) -> Table:
             row += [time_cell, _f(r.speedup) if r.status == "pass" else "—"]
         table.add_row(*row)
     table.add_section()
-    row = ["score", "", "mean ×"]
+    row = ["score", "", "mean ×"] + [""] * len(references)
     for v in result.variants:
         s = result.summary(v).summary
         row += [f"[bold]{s.score:.2f}[/]", _f(s.mean_speedup)]
@@ -156,12 +161,14 @@ SUMMARY_HEAD = ["variant", "score", "pass", "runtime fail", "precision fail", "m
 
 def _case_rows(result: BenchResult) -> tuple[list[str], list[list[str]]]:
     head = ["case", "note", "dtype", "base µs", "T_HW µs"]
+    head += [f"{ref.name} µs" for ref in result.task.references]
     for v in result.variants:
         head += [f"{v} µs", f"{v} ×", f"{v} HAP", f"{v} MERE / MARE"]
     rows = []
     for case in result.task.cases:
         first = result.run(case.case_id, result.variants[0])
         row = [str(case.case_id), case.note, case.dtype, _f(first.t_base_us), _f(first.t_hw_us)]
+        row += [_f(ref.time_us(case.case_id)) for ref in result.task.references]
         for v in result.variants:
             r = result.run(case.case_id, v)
             t = "fail" if r.timing is None else _f(r.timing.device_time_us)
@@ -210,12 +217,18 @@ def _md_table(head: list[str], rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
+def reference_note(result: BenchResult) -> str:
+    """Where the published reference columns come from (they are shown, not scored)."""
+    return " ".join(f"'{r.name} µs': {r.source}, {r.hardware} (shown for comparison, not "
+                    "scored)." for r in result.task.references)
+
+
 def to_markdown(result: BenchResult) -> str:
     parts = [f"# Bench: {result.task.name} ({result.task.proto}) on {result.soc}", "",
              f"`{result.task.formula}` — {len(result.task.cases)} cases, variants "
              f"{', '.join(result.variants)}. {result.baseline_note}. "
              f"T_HW = max(0.1·T_base, 1 µs). Run wall time {result.wall_s:.1f} s. "
-             f"{tuned_note(result)}", "",
+             f"{tuned_note(result)} {reference_note(result)}", "",
              "## Score per variant", "", _md_table(SUMMARY_HEAD, _summary_rows(result)), "",
              "## Cases", "", _md_table(*_case_rows(result)), "",
              *_rules_md(result),
@@ -277,7 +290,7 @@ def to_html(result: BenchResult, pipe_variant: str | None = None) -> str:
 <p class="note"><code>{html.escape(result.task.formula)}</code> — {len(result.task.cases)} cases,
 variants {html.escape(", ".join(result.variants))}. {html.escape(result.baseline_note)}.
 T_HW = max(0.1·T_base, 1 µs). Run wall time {result.wall_s:.1f} s.
-{html.escape(tuned_note(result))}</p>
+{html.escape(tuned_note(result))} {html.escape(reference_note(result))}</p>
 <h2>Score per variant</h2>
 {html_table(SUMMARY_HEAD, _summary_rows(result), "summary")}
 <h2>Plots</h2>

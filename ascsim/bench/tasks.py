@@ -174,6 +174,27 @@ KIND_ACTIVATIONS = {"conv2d_act": ("tanh", "sigmoid"), "matmul_act": ("leaky_rel
 
 
 @dataclass(frozen=True)
+class ReferenceTimes:
+    """Per-case device times someone published for their own implementation of the operator
+    (not the baseline): shown next to ours in the reports, never scored."""
+
+    name: str          # the column's label, e.g. "seed"
+    source: str        # where the numbers come from
+    hardware: str
+    times: tuple[tuple[int, float], ...]  # (case id, µs)
+
+    def time_us(self, case_id: int) -> float | None:
+        for cid, us in self.times:
+            if cid == case_id:
+                return us
+        return None
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "source": self.source, "hardware": self.hardware,
+                "times_us": {str(cid): us for cid, us in self.times}}
+
+
+@dataclass(frozen=True)
 class Task:
     """An operator's bench: its contract (kind + activation), baseline source and cases."""
 
@@ -187,6 +208,7 @@ class Task:
     baseline_variant: str | None   # for "variant": the operator variant timed as the baseline
     baseline_hardware: str | None  # for "published": the hardware the numbers come from
     cases: tuple[Case, ...]
+    references: tuple[ReferenceTimes, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in KIND_OUTPUT_SHAPE:
@@ -231,16 +253,21 @@ class Task:
             cases = tuple(c for c in cases if c.size_class == "S")
         if not cases:
             raise ValueError(f"task {self.name}: the selection leaves no case")
+        kept = {c.case_id for c in cases}
+        references = tuple(ReferenceTimes(r.name, r.source, r.hardware,
+                                          tuple(t for t in r.times if t[0] in kept))
+                           for r in self.references)
         return Task(self.name, self.proto, self.kind, self.activation, self.formula,
                     self.input_names, self.baseline_source, self.baseline_variant,
-                    self.baseline_hardware, cases)
+                    self.baseline_hardware, cases, references)
 
     def to_json(self) -> dict:
         return {"name": self.name, "proto": self.proto, "kind": self.kind,
                 "activation": self.activation, "formula": self.formula,
                 "inputs": list(self.input_names), "baseline_source": self.baseline_source,
                 "baseline_variant": self.baseline_variant,
-                "baseline_hardware": self.baseline_hardware}
+                "baseline_hardware": self.baseline_hardware,
+                "references": [r.to_json() for r in self.references]}
 
 
 def _case_from_doc(doc: dict, output_dtype: str | None) -> Case:
@@ -260,6 +287,14 @@ def _case_from_doc(doc: dict, output_dtype: str | None) -> Case:
                              else float(doc["baseline_us"])))
 
 
+def _reference_from_doc(doc: dict, case_ids: set[int]) -> ReferenceTimes:
+    """Published times of the document's cases (a task file may keep only some cases)."""
+    times = tuple(sorted((int(cid), float(us)) for cid, us in doc["times_us"].items()
+                         if int(cid) in case_ids))
+    return ReferenceTimes(str(doc["name"]), str(doc.get("source", "")),
+                          str(doc.get("hardware", "")), times)
+
+
 def task_from_doc(doc: dict) -> Task:
     """Build and validate a Task from a parsed task document."""
     baseline = doc.get("baseline") or {}
@@ -269,7 +304,9 @@ def task_from_doc(doc: dict) -> Task:
                     activation=doc["activation"], formula=doc["formula"],
                     input_names=tuple(doc["inputs"]), baseline_source=baseline.get("source", ""),
                     baseline_variant=baseline.get("variant"),
-                    baseline_hardware=baseline.get("hardware"), cases=cases)
+                    baseline_hardware=baseline.get("hardware"), cases=cases,
+                    references=tuple(_reference_from_doc(r, {c.case_id for c in cases})
+                                     for r in doc.get("references") or ()))
     except KeyError as exc:
         raise ValueError(f"task document is missing the field {exc}") from None
 
