@@ -19,6 +19,13 @@ from ascsim.asc.basic.atomic import (
     set_store_atomic_config,
 )
 from ascsim.asc.basic.bilinear import bilinear_interpolation
+from ascsim.asc.basic.block_reduce import (
+    block_reduce_max,
+    block_reduce_min,
+    block_reduce_sum,
+    pair_reduce_sum,
+    repeat_reduce_sum,
+)
 from ascsim.asc.basic.brcb import brcb
 from ascsim.asc.basic.crosscore import cross_core_set_flag, cross_core_wait_flag, sync_all
 from ascsim.asc.basic.cube import *  # noqa: F403 - load_data, mmad, fixpipe and their params
