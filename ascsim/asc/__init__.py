@@ -31,6 +31,7 @@ from ascsim.asc.basic.crosscore import cross_core_set_flag, cross_core_wait_flag
 from ascsim.asc.basic.cube import *  # noqa: F403 - load_data, mmad, fixpipe and their params
 from ascsim.asc.basic.data_copy import data_copy, data_copy_pad
 from ascsim.asc.basic.img2col import *  # noqa: F403 - Load3D, DN2NZ, gather
+from ascsim.asc.basic.list_tensor import ListTensorDesc, TensorDesc
 from ascsim.asc.basic.scalar_bits import (
     count_bits_cnt_same_as_sign_bit,
     scalar_count_leading_zero,
