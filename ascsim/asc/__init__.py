@@ -32,6 +32,13 @@ from ascsim.asc.basic.cube import *  # noqa: F403 - load_data, mmad, fixpipe and
 from ascsim.asc.basic.data_copy import data_copy, data_copy_pad
 from ascsim.asc.basic.img2col import *  # noqa: F403 - Load3D, DN2NZ, gather
 from ascsim.asc.basic.list_tensor import ListTensorDesc, TensorDesc
+from ascsim.asc.basic.mask import (
+    MASK_PLACEHOLDER,
+    reset_mask,
+    set_mask_count,
+    set_mask_norm,
+    set_vector_mask,
+)
 from ascsim.asc.basic.scalar_bits import (
     count_bits_cnt_same_as_sign_bit,
     scalar_count_leading_zero,

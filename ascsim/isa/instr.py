@@ -377,6 +377,19 @@ class ScalarOps(NamedTuple):
     loc: Location
 
 
+class SetMaskRegister(NamedTuple):
+    """Set the vector unit's mask registers, which vector instructions issued with
+    ``is_set_mask=False`` read: ``mode`` (``"normal"``: the two words are a per-repeat bit mask;
+    ``"counter"``: the low word is the total element count) and the ``low``/``high`` 64-bit
+    words; ``None`` leaves that part as it is. Cost: one scalar instruction."""
+
+    mode: str | None
+    low: int | None
+    high: int | None
+    loc: Location
+    op: str = "set_mask"
+
+
 # ============================================================================ synchronisation
 class SetFlag(NamedTuple):
     """Raise event ``event_id`` from pipe ``src`` to pipe ``dst`` once everything queued on
@@ -513,6 +526,7 @@ __all__ = [
     "CROSS_CORE_SCOPES", "GATE_ACTIONS", "Copy", "CoreBarrier", "CrossCoreScope", "CrossCoreSet",
     "CrossCoreWait", "CubeProduct", "FixPipe", "GateAction", "GateOp", "Handoff", "IndexedCopy",
     "Location", "Mmad", "Mutex", "PipeBarrier", "Request", "ScalarLoad", "ScalarOps", "ScalarStore",
-    "SetFlag", "Vector", "VectorCompare", "VectorGather", "VectorReduce", "VectorSelect",
+    "SetFlag", "SetMaskRegister", "Vector", "VectorCompare", "VectorGather", "VectorReduce",
+    "VectorSelect",
     "VectorSequence", "WaitFlag", "gate_op",
 ]
