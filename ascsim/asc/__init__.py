@@ -30,6 +30,11 @@ from ascsim.asc.basic.brcb import brcb
 from ascsim.asc.basic.crosscore import cross_core_set_flag, cross_core_wait_flag, sync_all
 from ascsim.asc.basic.cube import *  # noqa: F403 - load_data, mmad, fixpipe and their params
 from ascsim.asc.basic.data_copy import data_copy, data_copy_pad
+from ascsim.asc.basic.gather_mask import (
+    GatherMaskParams,
+    gather_mask,
+    get_gather_mask_remain_count,
+)
 from ascsim.asc.basic.img2col import *  # noqa: F403 - Load3D, DN2NZ, gather
 from ascsim.asc.basic.list_tensor import ListTensorDesc, TensorDesc
 from ascsim.asc.basic.mask import (

@@ -381,12 +381,15 @@ class SetMaskRegister(NamedTuple):
     """Set the vector unit's mask registers, which vector instructions issued with
     ``is_set_mask=False`` read: ``mode`` (``"normal"``: the two words are a per-repeat bit mask;
     ``"counter"``: the low word is the total element count) and the ``low``/``high`` 64-bit
-    words; ``None`` leaves that part as it is. Cost: one scalar instruction."""
+    words; ``None`` leaves that part as it is. ``remain``: the kept-element count a
+    ``gather_mask`` leaves in its register (set as part of that instruction, at no cost).
+    Cost: one scalar instruction when it sets the mode or a mask word."""
 
     mode: str | None
     low: int | None
     high: int | None
     loc: Location
+    remain: int | None = None
     op: str = "set_mask"
 
 
