@@ -377,20 +377,22 @@ class ScalarOps(NamedTuple):
     loc: Location
 
 
-class SetMaskRegister(NamedTuple):
-    """Set the vector unit's mask registers, which vector instructions issued with
-    ``is_set_mask=False`` read: ``mode`` (``"normal"``: the two words are a per-repeat bit mask;
-    ``"counter"``: the low word is the total element count) and the ``low``/``high`` 64-bit
-    words; ``None`` leaves that part as it is. ``remain``: the kept-element count a
-    ``gather_mask`` leaves in its register (set as part of that instruction, at no cost).
-    Cost: one scalar instruction when it sets the mode or a mask word."""
+class SetVectorRegisters(NamedTuple):
+    """Set the vector unit's special registers. The mask registers, which vector instructions
+    issued with ``is_set_mask=False`` read: ``mode`` (``"normal"``: the two words are a
+    per-repeat bit mask; ``"counter"``: the low word is the total element count) and the
+    ``low``/``high`` 64-bit words. The side outputs of two instructions, set as part of them:
+    ``remain``, the count of elements a ``gather_mask`` kept, and ``mrg_sort``, the entries a
+    ``mrg_sort`` took from each of its four queues. ``None`` leaves a register as it is.
+    Cost: one scalar instruction when it sets the mode or a mask word, else none."""
 
     mode: str | None
     low: int | None
     high: int | None
     loc: Location
     remain: int | None = None
-    op: str = "set_mask"
+    mrg_sort: tuple | None = None
+    op: str = "set_vector_registers"
 
 
 # ============================================================================ synchronisation
@@ -529,7 +531,7 @@ __all__ = [
     "CROSS_CORE_SCOPES", "GATE_ACTIONS", "Copy", "CoreBarrier", "CrossCoreScope", "CrossCoreSet",
     "CrossCoreWait", "CubeProduct", "FixPipe", "GateAction", "GateOp", "Handoff", "IndexedCopy",
     "Location", "Mmad", "Mutex", "PipeBarrier", "Request", "ScalarLoad", "ScalarOps", "ScalarStore",
-    "SetFlag", "SetMaskRegister", "Vector", "VectorCompare", "VectorGather", "VectorReduce",
+    "SetFlag", "SetVectorRegisters", "Vector", "VectorCompare", "VectorGather", "VectorReduce",
     "VectorSelect",
     "VectorSequence", "WaitFlag", "gate_op",
 ]

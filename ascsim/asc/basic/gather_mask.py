@@ -25,7 +25,7 @@ from ascsim.asc.basic.mask import registers
 from ascsim.asc.context import current_core, user_location
 from ascsim.asc.enums import GatherMaskMode
 from ascsim.asc.params import U8, U16, _check_ranges
-from ascsim.isa import REPEAT_BYTES, KernelError, SetMaskRegister, VectorSequence, repeat_indices
+from ascsim.isa import REPEAT_BYTES, KernelError, SetVectorRegisters, VectorSequence, repeat_indices
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ def gather_mask(dst, src0, src1_pattern, reduce_mode: bool = False, mask: int = 
             raise KernelError("gather_mask with a pattern tensor: the kept count depends on the "
                               "pattern's values, which a timing-only run does not compute", loc)
         kept = result["kept"]
-    current_core().execute(SetMaskRegister(None, None, None, loc, remain=kept))
+    current_core().execute(SetVectorRegisters(None, None, None, loc, remain=kept))
     return kept
 
 

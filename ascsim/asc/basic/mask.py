@@ -6,7 +6,7 @@ counter mode the low word is the number of elements of the whole call, the repea
 follows from it and the last repeat is partial. ``set_vector_mask`` writes the words,
 ``set_mask_count``/``set_mask_norm`` the mode, ``reset_mask`` sets every bit. A core starts in
 normal mode with every bit set. Each call is one
-:class:`~ascsim.isa.instr.SetMaskRegister` record.
+:class:`~ascsim.isa.instr.SetVectorRegisters` record.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 from ascsim.asc.context import current_core, user_location
 from ascsim.asc.dtypes import as_dtype
 from ascsim.asc.enums import MaskMode
-from ascsim.isa import REPEAT_BYTES, KernelError, SetMaskRegister
-from ascsim.sim.exec_mask import ALL_ONES, MaskRegister, mask_register
+from ascsim.isa import REPEAT_BYTES, KernelError, SetVectorRegisters
+from ascsim.sim.exec_registers import ALL_ONES, VectorRegisters, vector_registers
 
 MASK_PLACEHOLDER = 0
 """The mask argument to pass to an instruction issued with ``is_set_mask=False``."""
@@ -23,7 +23,7 @@ WORD_BITS = 64
 
 
 def _set(mode=None, low=None, high=None) -> None:
-    current_core().execute(SetMaskRegister(mode, low, high, user_location()))
+    current_core().execute(SetVectorRegisters(mode, low, high, user_location()))
 
 
 def set_mask_count() -> None:
@@ -77,9 +77,9 @@ def set_vector_mask(*args, dtype, mode=MaskMode.NORMAL) -> None:
     _set(low=low, high=high)
 
 
-def registers() -> MaskRegister:
+def registers() -> VectorRegisters:
     """The executing core's mask registers."""
-    return mask_register(current_core())
+    return vector_registers(current_core())
 
 
 def register_bit_mask(name: str, loc) -> list[int]:
