@@ -50,6 +50,20 @@ from ascsim.asc.basic.scalar_bits import (
     scalar_get_count_of_value,
     scalar_get_sff_value,
 )
+from ascsim.asc.basic.sort import (
+    MrgSort4Info,
+    MrgSortSrcList,
+    get_mrg_sort_result,
+    get_sort_len,
+    get_sort_offset,
+    mrg_sort,
+    mrg_sort4,
+    proposal_concat,
+    proposal_extract,
+    rp_sort16,
+    sort,
+    sort32,
+)
 from ascsim.asc.basic.special import (
     cast,
     compare,
