@@ -98,3 +98,22 @@ def test_reading_an_empty_descriptor_is_a_finding():
     assert [f.category for f in findings] == ["list-tensor"]
     assert "get_shape(0) with dim 0" in findings[0].message
     np.testing.assert_array_equal(out, [0, 0])
+
+
+@asc.jit
+def _null_pointer(lst: asc.GlobalAddress, out: asc.GlobalAddress):
+    tensors = asc.ListTensorDesc(data=lst)
+    g, go = asc.GlobalTensor(), asc.GlobalTensor()
+    g.set_global_buffer(tensors.get_data_ptr(index=0, dtype=asc.float32))
+    go.set_global_buffer(out)
+    go.set_value(0, g.get_value(0))
+
+
+def test_a_pointer_into_no_allocation_reads_as_out_of_bounds():
+    out = np.zeros(2, np.float32)
+    with SESSION.collect() as run:
+        _null_pointer[1](np.zeros(8, np.uint64), out)
+    categories = [f.category for f in run.reports[0].findings]
+    assert categories == ["list-tensor", "list-tensor", "gm-out-of-bounds"]
+    assert "unmapped@0x0" in run.reports[0].findings[2].message
+    assert np.isnan(out[0])  # the fill bytes past every allocation

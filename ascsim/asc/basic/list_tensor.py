@@ -161,7 +161,7 @@ class ListTensorDesc:
         problems = []
         if self.dim:
             if self.count != (offset - WORD) // (self.desc_words * WORD):
-                problems.append(f"{self.count} tensors of dim {self.dim} put the data pointers "
+                problems.append(f"{self.count} tensor(s) of dim {self.dim} put the data pointers "
                                 f"at byte {WORD + self.count * self.desc_words * WORD}, word 0 "
                                 f"says {offset}")
         elif not (offset == POINTERS_ONLY_OFFSET
@@ -171,7 +171,7 @@ class ListTensorDesc:
         if length != UNCHECKED and shape_size != UNCHECKED and (
                 self.count != shape_size or length != offset + self.count * WORD):
             problems.append(f"length {length} and shape_size {shape_size} do not match the "
-                            f"list ({self.count} tensors, {offset + self.count * WORD} bytes)")
+                            f"list ({self.count} tensor(s), {offset + self.count * WORD} bytes)")
         if problems:
             _report("ListTensorDesc: the list's layout is inconsistent: " + "; ".join(problems),
                     hint="word 0 is the byte offset of the data pointers; each description is "
