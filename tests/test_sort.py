@@ -165,3 +165,35 @@ def test_sort_helpers_and_the_older_proposal_instructions():
     with pytest.raises(KernelError, match="valid_bit is 3, 7 or 15"):
         run_vector(lambda d, s: asc.mrg_sort(d, asc.MrgSortSrcList(s, s, s, s),
                                              asc.MrgSort4Info([1, 1, 1, 1], False, 5, 1)), x, x)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_concat_sort_extract_round_trip(dtype):
+    n = 64
+    scores, index = _scores(n, dtype), np.arange(n, dtype=np.uint32) + 7
+    out = np.zeros(n, dtype)
+    record = {}
+
+    def body(d, s, i):
+        per = 8 // np.dtype(dtype).itemsize
+        concat = d.reinterpret_cast(d.dtype)  # dst's buffer serves as the concat area first
+        asc.adv.concat(concat, s, s, n // 16)
+        sorted_entries = s[n:]  # room after the scores: n entries
+        asc.sort(sorted_entries, concat, i, s, n // 32, is_full_sort=True)
+        asc.adv.extract(d, i, sorted_entries, n * per // (256 // np.dtype(dtype).itemsize))
+        record["ok"] = True
+
+    src = np.concatenate([scores, np.zeros(n * 8 // np.dtype(dtype).itemsize, dtype)])
+    got, _ = run_vector(body, out, src, index.copy())
+    want_v, _ = reference(scores, index)
+    np.testing.assert_array_equal(got, want_v)
+    assert record["ok"]
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_extract_gives_the_indices(dtype):
+    n = 64  # two repeats of 32 entries
+    scores, index = _scores(n, dtype), RNG.integers(0, 2**31, n).astype(np.uint32)
+    got, _ = run_vector(lambda d, s, v: asc.adv.extract(v, d, s, 2), np.zeros(n, np.uint32),
+                        entries(scores, index), np.zeros(n, dtype))
+    np.testing.assert_array_equal(got, index)
