@@ -8,7 +8,7 @@ import pytest
 from kernel_helpers import run_vector
 
 import ascsim.asc as asc
-from ascsim.asc.basic.mask import count_to_words
+from ascsim.asc.basic.mask import count_to_words, registers
 
 RNG = np.random.default_rng(0)
 
@@ -122,3 +122,27 @@ def test_counter_mode_compare_writes_count_bits():
     bits = np.unpackbits(got, bitorder="little")
     np.testing.assert_array_equal(bits[:100], (a[:100] < b[:100]).astype(np.uint8))
     np.testing.assert_array_equal(bits[100:], 0)
+
+
+def test_calls_leave_their_mask_in_the_registers():
+    a, b = _inputs(np.float32)
+    out = np.zeros(128, np.float32)
+    seen = []
+
+    def body(d, s0, s1):
+        asc.set_vector_mask(0, 1, dtype=asc.float32, mode=asc.MaskMode.NORMAL)
+        asc.add(d, s0, s1, 3, 1, _params())  # own mask: 3 lanes, left in the registers
+        asc.mul(d[64:], s0, s1, 0, 1, _params(), is_set_mask=False)
+        asc.set_mask_count()
+        asc.set_vector_mask(8, dtype=asc.float32, mode=asc.MaskMode.COUNTER)
+        asc.sub(d[96:], s0, s1, 16)  # a count-form call ends in normal mode, every bit set
+        asc.mul(d[112:], s0[16:], s1[16:], 0, 1, _params(), is_set_mask=False)
+        seen.append(registers())
+
+    got, _ = run_vector(body, out, a, b)
+    np.testing.assert_array_equal(got[:3], a[:3] + b[:3])
+    np.testing.assert_array_equal(got[64:67], a[:3] * b[:3])
+    np.testing.assert_array_equal(got[67:96], 0)
+    np.testing.assert_array_equal(got[96:112], a[:16] - b[:16])
+    np.testing.assert_array_equal(got[112:128], a[16:32] * b[16:32])  # a whole repeat's start
+    assert (seen[0].mode, seen[0].low, seen[0].high) == ("normal", 2**64 - 1, 2**64 - 1)

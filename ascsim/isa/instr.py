@@ -384,7 +384,10 @@ class SetVectorRegisters(NamedTuple):
     ``low``/``high`` 64-bit words. The side outputs of two instructions, set as part of them:
     ``remain``, the count of elements a ``gather_mask`` kept, and ``mrg_sort``, the entries a
     ``mrg_sort`` took from each of its four queues. ``None`` leaves a register as it is.
-    Cost: one scalar instruction when it sets the mode or a mask word, else none."""
+    ``side_effect``: the change is part of another instruction (a vector instruction that sets
+    its own mask, or resets it after a count-form call), which is priced on its own.
+    Cost: one scalar instruction when it sets the mode or a mask word and is not a side
+    effect, else none."""
 
     mode: str | None
     low: int | None
@@ -392,6 +395,7 @@ class SetVectorRegisters(NamedTuple):
     loc: Location
     remain: int | None = None
     mrg_sort: tuple | None = None
+    side_effect: bool = False
     op: str = "set_vector_registers"
 
 

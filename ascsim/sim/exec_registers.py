@@ -39,7 +39,7 @@ def execute_set_registers(core, rec: SetVectorRegisters) -> None:
                                                 ("mrg_sort", rec.mrg_sort))
                if value is not None}
     core.vector_registers = replace(vector_registers(core), **changes)
-    if {"mode", "low", "high"} & changes.keys():  # a set-up instruction, not a side output
+    if {"mode", "low", "high"} & changes.keys() and not rec.side_effect:  # a set-up instruction
         core.scalar_work(core.timing.scalar_cycles_per_call)
 
 

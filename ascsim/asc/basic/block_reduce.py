@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ascsim.asc.basic.mask import note_own_mask
 from ascsim.asc.context import current_core, user_location
 from ascsim.isa import (
     BLOCK_BYTES,
@@ -73,6 +74,7 @@ def _grouped_reduce(name, dst, src, repeat, mask, dst_rep_stride, src_blk_stride
     size = src.dtype.sizeof()
     per_repeat = REPEAT_BYTES // size
     positions = mask_positions(mask, per_repeat, loc)
+    note_own_mask(mask, per_repeat, loc)  # the call writes its mask into the registers
     if not positions.size or not repeats:
         return  # no lane enabled: nothing is read or written
     all_lanes = np.arange(per_repeat)

@@ -5,7 +5,8 @@ The pattern is either built in (``src1_pattern`` 1..7, the same bits in every re
 positions, 2 odd positions, 3..6 the first..fourth of every four, 7 all) or a LocalTensor of
 uint16 (16-bit data) or uint32 (32-bit data) whose bits are consumed LSB first, one per
 position. The count of kept elements is returned and stays in a register that
-``get_gather_mask_remain_count`` reads.
+``get_gather_mask_remain_count`` reads; like Ascend C's GatherMask, the call leaves the mask
+registers in normal mode with the words (high 0, low ``mask``).
 
 Modelled: normal mode (``reduce_mode=False``: every position of each repeat,
 ``params.repeat_times`` repeats laid out by ``src0_block_stride``/``src0_repeat_stride``). Not
@@ -107,7 +108,9 @@ def gather_mask(dst, src0, src1_pattern, reduce_mode: bool = False, mask: int = 
             raise KernelError("gather_mask with a pattern tensor: the kept count depends on the "
                               "pattern's values, which a timing-only run does not compute", loc)
         kept = result["kept"]
-    current_core().execute(SetVectorRegisters(None, None, None, loc, remain=kept))
+    # Ascend C's GatherMask sets the mask words to (0, mask) and ends in normal mode.
+    current_core().execute(SetVectorRegisters("normal", int(mask), 0, loc, remain=kept,
+                                              side_effect=True))
     return kept
 
 

@@ -5,7 +5,9 @@ use the registers instead: in normal mode the two 64-bit words are the per-repea
 counter mode the low word is the number of elements of the whole call, the repeat count
 follows from it and the last repeat is partial. ``set_vector_mask`` writes the words,
 ``set_mask_count``/``set_mask_norm`` the mode, ``reset_mask`` sets every bit. A core starts in
-normal mode with every bit set. Each call is one
+normal mode with every bit set. An instruction issued with its own mask leaves that mask in
+the registers, and a count-form call leaves normal mode with every bit set, as Ascend C's
+implementations do. Each call is one
 :class:`~ascsim.isa.instr.SetVectorRegisters` record.
 """
 
@@ -75,6 +77,24 @@ def set_vector_mask(*args, dtype, mode=MaskMode.NORMAL) -> None:
         raise KernelError("set_vector_mask takes (length) or (mask_high, mask_low), got "
                           f"{len(args)} positional arguments", loc)
     _set(low=low, high=high)
+
+
+def note_own_mask(mask, per_repeat: int, loc) -> None:
+    """A vector instruction issued with its own mask leaves it in the registers (Ascend C's
+    ``isSetMask=true`` writes them before the instruction); ``mask`` None: a count-form call,
+    which Ascend C ends with ResetMask and SetMaskNorm."""
+    if mask is None:
+        low, high, mode = ALL_ONES, ALL_ONES, "normal"
+    elif isinstance(mask, (list, tuple)):
+        words = [int(w) & ALL_ONES for w in mask] + [0]
+        low, high, mode = words[0], words[1], None
+    else:
+        (low, high), mode = count_to_words(int(mask), per_repeat), None
+    core = current_core()
+    now = vector_registers(core)
+    if (now.low, now.high) == (low, high) and mode in (None, now.mode):
+        return  # nothing changes (the usual case: count-form calls in normal mode)
+    core.execute(SetVectorRegisters(mode, low, high, loc, side_effect=True))
 
 
 def registers() -> VectorRegisters:

@@ -102,6 +102,7 @@ class _Lanes:
 
     def __init__(self, form, operands: dict, elem_bytes: int, loc):
         self.per_repeat = REPEAT_BYTES // elem_bytes
+        form.leave_mask(self.per_repeat, loc)
         if form.count is not None:
             lanes = np.arange(form.count)
             self.index = dict.fromkeys(operands, lanes)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ascsim.asc.basic.mask import note_own_mask
 from ascsim.asc.basic.mask import registers as mask_registers
 from ascsim.asc.context import current_core, user_location
 from ascsim.asc.params import BinaryRepeatParams, UnaryRepeatParams
@@ -44,16 +45,26 @@ DST_READING_OPS = {"axpy": ("axpy", "scalar"), "fused_mul_add": ("fused_mul_add"
 class _Form:
     """The elements a call selects: ``count`` contiguous ones, or ``mask`` per repeat over
     ``repeat_times`` repeats laid out by ``params``, or (counter mode, ``is_set_mask=False``)
-    ``counter`` elements laid out by ``params``, the last repeat partial."""
+    ``counter`` elements laid out by ``params``, the last repeat partial. ``own_mask``: the
+    mask came with the call (not from the mask registers), so the call leaves it there."""
 
-    __slots__ = ("count", "mask", "repeat_times", "params", "counter")
+    __slots__ = ("count", "mask", "repeat_times", "params", "counter", "own_mask")
 
-    def __init__(self, count=None, mask=None, repeat_times=None, params=None, counter=None):
+    def __init__(self, count=None, mask=None, repeat_times=None, params=None, counter=None,
+                 own_mask=True):
         self.count = count
         self.mask = mask
         self.repeat_times = repeat_times
         self.params = params
         self.counter = counter
+        self.own_mask = own_mask
+
+    def leave_mask(self, per_repeat: int, loc) -> None:
+        """The call's effect on the mask registers (see :func:`note_own_mask`)."""
+        if self.count is not None:
+            note_own_mask(None, per_repeat, loc)
+        elif self.mask is not None and self.own_mask:
+            note_own_mask(self.mask, per_repeat, loc)
 
 
 def parse_form(args: tuple, kwargs: dict, params_type, name: str, loc) -> _Form:
@@ -92,8 +103,9 @@ def parse_form(args: tuple, kwargs: dict, params_type, name: str, loc) -> _Form:
         reg = mask_registers()
         params = params if params is not None else params_type()
         if reg.mode == "counter":  # repeat_times follows from the count
-            return _Form(counter=reg.low, params=params)
-        mask = [reg.low, reg.high]
+            return _Form(counter=reg.low, params=params, own_mask=False)
+        return _Form(mask=[reg.low, reg.high], repeat_times=check_repeat(repeat_times, loc),
+                     params=params, own_mask=False)
     if count is not None:
         count = int(count)
         if count < 0:
@@ -137,7 +149,9 @@ def vector_op(op: str, dst, srcs, scalars, form: _Form, loc, attrs=None, name=No
             for role, t in (("dst", dst), *zip(roles, srcs)))
         rec = Vector(op, dst.region(), tuple(s.region() for s in srcs), loc, tuple(scalars),
                      lanes, repeats, attrs)
-    return current_core().execute(rec)
+    result = current_core().execute(rec)
+    form.leave_mask(REPEAT_BYTES // max(t.dtype.sizeof() for t in (dst, *srcs)), loc)
+    return result
 
 
 def _make_binary(name, unit_op):
