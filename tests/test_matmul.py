@@ -352,7 +352,8 @@ def test_pyasc_tutorials_run_unchanged(soc, script):
 @asc.jit(matmul_cube_only=True)
 def _batch_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress,
                   tiling: asc.adv.TCubeTiling, ws: asc.GlobalAddress,
-                  batches: asc.ConstExpr[tuple], use_batch_num: asc.ConstExpr[bool]):
+                  batches: asc.ConstExpr[tuple], use_batch_num: asc.ConstExpr[bool],
+                  asynchronous: asc.ConstExpr[bool]):
     a_gm, b_gm, c_gm = asc.GlobalTensor(), asc.GlobalTensor(), asc.GlobalTensor()
     a_gm.set_global_buffer(a)
     b_gm.set_global_buffer(b)
@@ -365,14 +366,21 @@ def _batch_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddre
     if use_batch_num:
         mm.set_batch_num(batches[0], batches[1])
         mm.iterate_batch(c_gm)
+    elif asynchronous:  # with the callback data a Matmul without callbacks keeps unread
+        mm.set_self_define_data(a)
+        mm.set_user_def_info(a)
+        mm.iterate_batch(c_gm, batches[0], batches[1], False, sync=False)
+        mm.wait_iterate_batch()
     else:
         mm.iterate_batch(c_gm, batches[0], batches[1], False)
     mm.end()
 
 
-@pytest.mark.parametrize("batches, use_batch_num", [((3, 3), False), ((1, 2), True),
-                                                    ((4, 2), False)])
-def test_iterate_batch_computes_every_product_with_broadcast(batches, use_batch_num):
+@pytest.mark.parametrize("batches, use_batch_num, asynchronous",
+                         [((3, 3), False, False), ((1, 2), True, False), ((4, 2), False, False),
+                          ((2, 2), False, True)])
+def test_iterate_batch_computes_every_product_with_broadcast(batches, use_batch_num,
+                                                             asynchronous):
     rng = np.random.default_rng(9)
     m, n, k = 32, 48, 64
     batch_a, batch_b = batches
@@ -381,7 +389,7 @@ def test_iterate_batch_computes_every_product_with_broadcast(batches, use_batch_
     b = _random((batch_b, k, n), np.float16, rng)
     c = np.zeros((batch, m, n), np.float32)
     _batch_kernel[1](a, b, c, _tiling(m, n, k, 32, 48, 32), np.zeros(1 << 16, np.uint8),
-                     batches, use_batch_num)
+                     batches, use_batch_num, asynchronous)
     for i in range(batch):
         ai, bi = a[i // (batch // batch_a)], b[i // (batch // batch_b)]
         np.testing.assert_allclose(c[i], _reference(ai, bi, None), rtol=1e-3, atol=1e-3)
@@ -392,4 +400,4 @@ def test_iterate_batch_refuses_batches_that_do_not_broadcast():
     b = np.zeros((3, 16, 16), np.float16)
     with pytest.raises(KernelError, match="the smaller must divide the larger"):
         _batch_kernel[1](a, b, np.zeros((3, 16, 16), np.float32), _tiling(16, 16, 16, 16, 16, 16),
-                         np.zeros(1 << 16, np.uint8), (2, 3), False)
+                         np.zeros(1 << 16, np.uint8), (2, 3), False, False)

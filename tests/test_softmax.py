@@ -84,3 +84,11 @@ def test_shape_info_holds_its_shapes():
     assert info.data_format == asc.DataFormat.NZ
     with pytest.raises(ValueError, match="negative dimension"):
         asc.ShapeInfo((4, -1))
+
+
+def test_get_shape_size_multiplies_the_dimensions():
+    shape = (2, 3, 7)
+    assert asc.get_shape_size(asc.ShapeInfo(asc.array(asc.int32, shape))) == np.prod(shape)
+    assert asc.get_shape_size(asc.ShapeInfo()) == 1
+    with pytest.raises(TypeError, match="expects a ShapeInfo"):
+        asc.get_shape_size((2, 3))

@@ -67,11 +67,27 @@ def test_whole_reduce_max_min(name, order, dtype):
             assert pair.view(uint)[1 if first else 0] == index
 
 
-def test_whole_reduce_refuses_an_unset_mask():
+def test_whole_reduce_with_an_unset_mask_uses_the_mask_registers():
+    x = np.random.default_rng(3).uniform(-1, 1, 128).astype(np.float32)
+    out = np.zeros(8, np.float32)
+
+    def body(d, s):
+        asc.set_vector_mask(0, 0xFF00, dtype=asc.float32, mode=asc.MaskMode.NORMAL)
+        asc.whole_reduce_sum(d, s, asc.MASK_PLACEHOLDER, 2, 1, 1, 8, is_set_mask=False)
+
+    got, _ = run_vector(body, out, x)
+    np.testing.assert_allclose(got[:2], x.reshape(2, 64)[:, 8:16].sum(axis=1), rtol=1e-5)
+
+
+def test_whole_reduce_refuses_an_unset_mask_in_counter_mode():
     x = np.zeros(128, np.float32)
-    with pytest.raises(KernelError, match="is_set_mask=False"):
-        run_vector(lambda d, s: asc.whole_reduce_sum(d, s, 0, 1, 1, 1, 8, is_set_mask=False),
-                   x, x)
+
+    def body(d, s):
+        asc.set_mask_count()
+        asc.whole_reduce_sum(d, s, 0, 1, 1, 1, 8, is_set_mask=False)
+
+    with pytest.raises(KernelError, match="counter mode"):
+        run_vector(body, x, x)
 
 
 def test_reduce_accepts_pyasc_repeat_time_keyword():

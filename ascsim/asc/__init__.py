@@ -19,16 +19,50 @@ from ascsim.asc.basic.atomic import (
     set_store_atomic_config,
 )
 from ascsim.asc.basic.bilinear import bilinear_interpolation
+from ascsim.asc.basic.block_reduce import (
+    block_reduce_max,
+    block_reduce_min,
+    block_reduce_sum,
+    pair_reduce_sum,
+    repeat_reduce_sum,
+)
 from ascsim.asc.basic.brcb import brcb
 from ascsim.asc.basic.crosscore import cross_core_set_flag, cross_core_wait_flag, sync_all
 from ascsim.asc.basic.cube import *  # noqa: F403 - load_data, mmad, fixpipe and their params
 from ascsim.asc.basic.data_copy import data_copy, data_copy_pad
+from ascsim.asc.basic.gather_mask import (
+    GatherMaskParams,
+    gather_mask,
+    get_gather_mask_remain_count,
+)
 from ascsim.asc.basic.img2col import *  # noqa: F403 - Load3D, DN2NZ, gather
+from ascsim.asc.basic.list_tensor import ListTensorDesc, TensorDesc
+from ascsim.asc.basic.mask import (
+    MASK_PLACEHOLDER,
+    reset_mask,
+    set_mask_count,
+    set_mask_norm,
+    set_vector_mask,
+)
 from ascsim.asc.basic.scalar_bits import (
     count_bits_cnt_same_as_sign_bit,
     scalar_count_leading_zero,
     scalar_get_count_of_value,
     scalar_get_sff_value,
+)
+from ascsim.asc.basic.sort import (
+    MrgSort4Info,
+    MrgSortSrcList,
+    get_mrg_sort_result,
+    get_sort_len,
+    get_sort_offset,
+    mrg_sort,
+    mrg_sort4,
+    proposal_concat,
+    proposal_extract,
+    rp_sort16,
+    sort,
+    sort32,
 )
 from ascsim.asc.basic.special import (
     cast,

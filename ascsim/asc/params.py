@@ -8,6 +8,7 @@ line outside one.
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import dataclass, fields
 
@@ -220,3 +221,11 @@ class ShapeInfo:
     @property
     def original_shape_dim(self) -> int:
         return len(self.original_shape)
+
+
+def get_shape_size(shape_info: ShapeInfo) -> int:
+    """``asc.get_shape_size(shape_info)``: the product of the shape's dimensions (1 for a
+    shape without dimensions, as Ascend C's GetShapeSize starts from 1)."""
+    if not isinstance(shape_info, ShapeInfo):
+        raise TypeError(f"get_shape_size expects a ShapeInfo, got {type(shape_info).__name__}")
+    return math.prod(shape_info.shape)

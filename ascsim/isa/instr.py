@@ -429,6 +429,28 @@ class Inspect(NamedTuple):
     op: str = "inspect"
 
 
+class SetVectorRegisters(NamedTuple):
+    """Set the vector unit's special registers. The mask registers, which vector instructions
+    issued with ``is_set_mask=False`` read: ``mode`` (``"normal"``: the two words are a
+    per-repeat bit mask; ``"counter"``: the low word is the total element count) and the
+    ``low``/``high`` 64-bit words. The side outputs of two instructions, set as part of them:
+    ``remain``, the count of elements a ``gather_mask`` kept, and ``mrg_sort``, the entries a
+    ``mrg_sort`` took from each of its four queues. ``None`` leaves a register as it is.
+    ``side_effect``: the change is part of another instruction (a vector instruction that sets
+    its own mask, or resets it after a count-form call), which is priced on its own.
+    Cost: one scalar instruction when it sets the mode or a mask word and is not a side
+    effect, else none."""
+
+    mode: str | None
+    low: int | None
+    high: int | None
+    loc: Location
+    remain: int | None = None
+    mrg_sort: tuple | None = None
+    side_effect: bool = False
+    op: str = "set_vector_registers"
+
+
 # ============================================================================ synchronisation
 class SetFlag(NamedTuple):
     """Raise event ``event_id`` from pipe ``src`` to pipe ``dst`` once everything queued on
@@ -572,6 +594,6 @@ __all__ = [
     "CROSS_CORE_SCOPES", "GATE_ACTIONS", "Copy", "CoreBarrier", "CrossCoreScope", "CrossCoreSet",
     "CrossCoreWait", "CubeProduct", "FixPipe", "GateAction", "GateOp", "Handoff", "IndexedCopy",
     "Inspect", "Location", "Mmad", "Mutex", "PipeBarrier", "Request", "ScalarLoad", "ScalarOps",
-    "ScalarStore", "SetFlag", "Vector", "VectorCompare", "VectorGather", "VectorReduce",
-    "VectorSelect", "VectorSequence", "WaitFlag", "gate_op",
+    "ScalarStore", "SetFlag", "SetVectorRegisters", "Vector", "VectorCompare", "VectorGather",
+    "VectorReduce", "VectorSelect", "VectorSequence", "WaitFlag", "gate_op",
 ]

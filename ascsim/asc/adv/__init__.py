@@ -17,11 +17,13 @@ from ascsim.asc.adv.softmax import (
     softmax,
     softmax_flash_v2,
 )
+from ascsim.asc.adv.sort import concat, extract
 from ascsim.asc.adv.tiling_structs import TCubeTiling
 
 globals().update(MATH)
 globals().update(BINARY)
 
-__all__ = ["Matmul", "QuantConfig", "RmsNormTiling", "TCubeTiling", "quant", "register_matmul",
+__all__ = ["Matmul", "QuantConfig", "RmsNormTiling", "TCubeTiling", "concat", "extract", "quant",
+           "register_matmul",
            "rmsnorm", "softmax", "swiglu", "SoftMaxShapeInfo", "SoftmaxConfig", "SoftmaxTiling",
            "softmax_flash_v2", *_MATMUL_CONFIG, *MATH, *BINARY]

@@ -205,6 +205,7 @@ class Matmul:
         self._pending = 0.0  # completion of an asynchronous iterate_all
         self._pending_from = None  # the AIC that runs it
         self._batch_num = (1, 1)  # set_batch_num: iterate_batch's default batch counts
+        self.self_define_data = self.user_def_info = None  # callback data (no callbacks here)
 
     # ------------------------------------------------------------------ set-up
     def init(self, tiling, pipe=None) -> None:
@@ -693,6 +694,22 @@ class Matmul:
                 self.iterate_all(gm[i * stride_c:], en_atomic, sync)
         finally:
             self._a, self._b = a0, b0
+
+    def wait_iterate_batch(self) -> None:
+        """Wait for an ``iterate_batch(..., sync=False)`` to finish (its last product)."""
+        self.wait_iterate_all()
+
+    # ------------------------------------------------------------------ callback data
+    def set_self_define_data(self, data_ptr) -> None:
+        """``set_self_define_data(data_ptr)``: data for the user callbacks of a Matmul made
+        with MatmulCallBackFunc. This Matmul takes no callbacks, so nothing reads it, as on
+        the device when no callback is configured; it is kept in ``self_define_data``."""
+        self.self_define_data = data_ptr
+
+    def set_user_def_info(self, tiling_ptr) -> None:
+        """``set_user_def_info(tiling_ptr)``: the user tiling pointer handed to the callbacks;
+        kept in ``user_def_info`` (see :meth:`set_self_define_data`)."""
+        self.user_def_info = tiling_ptr
 
     def wait_iterate_all(self) -> None:
         """Wait for an ``iterate_all(..., sync=False)`` to finish."""

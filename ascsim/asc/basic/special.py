@@ -57,7 +57,8 @@ def duplicate(dst, scalar, *args, **kwargs) -> None:
         repeat_times = kw.pop("repeat_times", rest.pop(0) if rest else None)
         blk = kw.pop("dst_block_stride", rest.pop(0) if rest else 1)
         rep = kw.pop("dst_repeat_stride", rest.pop(0) if rest else 8)
-        kw.pop("is_set_mask", None)
+        if rest:
+            kw["is_set_mask"] = rest.pop(0)
         params = UnaryRepeatParams(dst_blk_stride=int(blk), src_blk_stride=1,
                                    dst_rep_stride=int(rep), src_rep_stride=8)
         form = parse_form((mask, repeat_times, params), kw, UnaryRepeatParams, "duplicate", loc)
@@ -81,7 +82,8 @@ def copy(dst, src, mask, repeat_times, repeat_params: CopyRepeatParams | None = 
     unary = UnaryRepeatParams(dst_blk_stride=params.dst_stride, src_blk_stride=params.src_stride,
                               dst_rep_stride=params.dst_repeat_size,
                               src_rep_stride=params.src_repeat_size)
-    form = parse_form((mask, repeat_times, unary), {}, UnaryRepeatParams, "copy", loc)
+    form = parse_form((mask, repeat_times, unary), {"is_set_mask": is_set_mask},
+                      UnaryRepeatParams, "copy", loc)
     bits = _UINT_OF_SIZE[size]
     vector_op("copy", dst.reinterpret_cast(bits), (src.reinterpret_cast(bits),), (), form, loc)
 
@@ -100,6 +102,7 @@ class _Lanes:
 
     def __init__(self, form, operands: dict, elem_bytes: int, loc):
         self.per_repeat = REPEAT_BYTES // elem_bytes
+        form.leave_mask(self.per_repeat, loc)
         if form.count is not None:
             lanes = np.arange(form.count)
             self.index = dict.fromkeys(operands, lanes)
@@ -107,16 +110,20 @@ class _Lanes:
             self.positions = lanes % self.per_repeat
             self.repeats = count_repeats(form.count, elem_bytes)
             return
-        positions = mask_positions(form.mask, self.per_repeat, loc)
+        if form.counter is not None:  # counter mode: whole repeats, cut after the count
+            positions = np.arange(self.per_repeat)
+            repeats = -(-form.counter // self.per_repeat)
+        else:
+            positions, repeats = mask_positions(form.mask, self.per_repeat, loc), form.repeat_times
         self.index = {}
         for role, tensor in operands.items():
             blk, rep = operand_strides(form.params, role)
-            self.index[role] = repeat_indices(positions, form.repeat_times,
-                                              tensor.dtype.sizeof(), blk, rep)
-        self.positions = np.tile(positions, form.repeat_times)
-        self.bit = (np.arange(form.repeat_times)[:, None] * self.per_repeat
-                    + positions[None, :]).reshape(-1)
-        self.repeats = form.repeat_times
+            self.index[role] = repeat_indices(positions, repeats, tensor.dtype.sizeof(), blk,
+                                              rep)[:form.counter]
+        self.positions = np.tile(positions, repeats)[:form.counter]
+        self.bit = (np.arange(repeats)[:, None] * self.per_repeat
+                    + positions[None, :]).reshape(-1)[:form.counter]
+        self.repeats = repeats
 
 
 def _compare(name, dst, src0, src1_or_scalar, cmp_mode, args, kwargs, scalar: bool) -> None:

@@ -12,6 +12,10 @@ Mask/repeat form:  ``op(dst, src0[, src1 | scalar], mask, repeat_times, repeat_p
 
 from __future__ import annotations
 
+import numpy as np
+
+from ascsim.asc.basic.mask import note_own_mask
+from ascsim.asc.basic.mask import registers as mask_registers
 from ascsim.asc.context import current_core, user_location
 from ascsim.asc.params import BinaryRepeatParams, UnaryRepeatParams
 from ascsim.isa import (
@@ -39,13 +43,28 @@ DST_READING_OPS = {"axpy": ("axpy", "scalar"), "fused_mul_add": ("fused_mul_add"
 
 # ------------------------------------------------------------------------- argument forms
 class _Form:
-    __slots__ = ("count", "mask", "repeat_times", "params")
+    """The elements a call selects: ``count`` contiguous ones, or ``mask`` per repeat over
+    ``repeat_times`` repeats laid out by ``params``, or (counter mode, ``is_set_mask=False``)
+    ``counter`` elements laid out by ``params``, the last repeat partial. ``own_mask``: the
+    mask came with the call (not from the mask registers), so the call leaves it there."""
 
-    def __init__(self, count=None, mask=None, repeat_times=None, params=None):
+    __slots__ = ("count", "mask", "repeat_times", "params", "counter", "own_mask")
+
+    def __init__(self, count=None, mask=None, repeat_times=None, params=None, counter=None,
+                 own_mask=True):
         self.count = count
         self.mask = mask
         self.repeat_times = repeat_times
         self.params = params
+        self.counter = counter
+        self.own_mask = own_mask
+
+    def leave_mask(self, per_repeat: int, loc) -> None:
+        """The call's effect on the mask registers (see :func:`note_own_mask`)."""
+        if self.count is not None:
+            note_own_mask(None, per_repeat, loc)
+        elif self.mask is not None and self.own_mask:
+            note_own_mask(self.mask, per_repeat, loc)
 
 
 def parse_form(args: tuple, kwargs: dict, params_type, name: str, loc) -> _Form:
@@ -56,7 +75,7 @@ def parse_form(args: tuple, kwargs: dict, params_type, name: str, loc) -> _Form:
             raise KernelError(f"{name}: count {count} is negative", loc)
         return _Form(count=count)
     kwargs = dict(kwargs)
-    kwargs.pop("is_set_mask", None)
+    is_set_mask = kwargs.pop("is_set_mask", True)
     count = kwargs.pop("count", kwargs.pop("cal_count", None))
     mask = kwargs.pop("mask", None)
     repeat_times = kwargs.pop("repeat_times", kwargs.pop("repeat_time", None))
@@ -74,9 +93,19 @@ def parse_form(args: tuple, kwargs: dict, params_type, name: str, loc) -> _Form:
         if rest and params is None:
             params = rest.pop(0)
         if rest and isinstance(rest[0], bool):
-            rest.pop(0)  # is_set_mask
+            is_set_mask = rest.pop(0)
         if rest:
             raise KernelError(f"{name}: too many arguments", loc)
+    if not is_set_mask:  # the mask registers decide, whatever mask was passed
+        if mask is None or repeat_times is None:
+            raise KernelError(f"{name}(is_set_mask=False) is a mask/repeat form: pass "
+                              "MASK_PLACEHOLDER, repeat_times and repeat_params", loc)
+        reg = mask_registers()
+        params = params if params is not None else params_type()
+        if reg.mode == "counter":  # repeat_times follows from the count
+            return _Form(counter=reg.low, params=params, own_mask=False)
+        return _Form(mask=[reg.low, reg.high], repeat_times=check_repeat(repeat_times, loc),
+                     params=params, own_mask=False)
     if count is not None:
         count = int(count)
         if count < 0:
@@ -109,14 +138,20 @@ def vector_op(op: str, dst, srcs, scalars, form: _Form, loc, attrs=None, name=No
     else:
         roles = ("src",) if len(srcs) == 1 else ("src0", "src1")[: len(srcs)]
         widest = max(t.dtype.sizeof() for t in (dst, *srcs))
-        positions = mask_positions(form.mask, REPEAT_BYTES // widest, loc)
+        per_repeat = REPEAT_BYTES // widest
+        if form.counter is not None:  # every position of each repeat, cut after the count
+            positions, repeats = np.arange(per_repeat), -(-form.counter // per_repeat)
+        else:
+            positions, repeats = mask_positions(form.mask, per_repeat, loc), form.repeat_times
         lanes = tuple(
-            repeat_indices(positions, form.repeat_times, t.dtype.sizeof(),
-                           *operand_strides(form.params, role))
+            repeat_indices(positions, repeats, t.dtype.sizeof(),
+                           *operand_strides(form.params, role))[:form.counter]
             for role, t in (("dst", dst), *zip(roles, srcs)))
         rec = Vector(op, dst.region(), tuple(s.region() for s in srcs), loc, tuple(scalars),
-                     lanes, form.repeat_times, attrs)
-    return current_core().execute(rec)
+                     lanes, repeats, attrs)
+    result = current_core().execute(rec)
+    form.leave_mask(REPEAT_BYTES // max(t.dtype.sizeof() for t in (dst, *srcs)), loc)
+    return result
 
 
 def _make_binary(name, unit_op):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ascsim.asc.basic.mask import note_own_mask, register_bit_mask
 from ascsim.asc.context import current_core, user_location
 from ascsim.asc.enums import ReduceOrder
 from ascsim.isa import (
@@ -40,9 +41,10 @@ ORDER_SLOTS = {ReduceOrder.ORDER_VALUE_INDEX: (0, 1, 2),
 def _whole_reduce(name, dst, src, mask, repeat_time, dst_rep_stride, src_blk_stride,
                   src_rep_stride, order, is_set_mask=True) -> None:
     loc = user_location()
-    if not is_set_mask:
-        raise KernelError(f"{name}(is_set_mask=False) uses a mask set beforehand with "
-                          "set_vector_mask, which this model does not keep: pass the mask", loc)
+    if not is_set_mask:  # the mask registers (set_vector_mask) decide
+        mask = register_bit_mask(name, loc)
+    else:  # the call writes its mask into the registers first
+        note_own_mask(mask, REPEAT_BYTES // src.dtype.sizeof(), loc)
     reduce, arg, cost = REDUCTIONS[name]
     if dst.dtype != src.dtype or not dst.dtype.is_float():
         raise KernelError(f"{name}: dst and src must be one float type, got {dst.dtype.name}, "
