@@ -248,3 +248,23 @@ def test_compile_cache_keeps_one_variant_per_static_shape():
         copy_static(x, y)
         torch.testing.assert_close(y, x)
     assert len(copy_static._compiled_by_signature) == 2
+
+
+def _double(t: pl.Tile[[8, 64], pl.DT_FP32], x: pl.Tensor[[8, 64], pl.DT_FP32]):
+    pl.load(t, x, [0, 0])
+    pl.add(t, t, t)
+
+
+@pl.jit
+def annotated_helper(x: pl.Tensor[[8, 64], pl.DT_FP32], y: pl.Tensor[[8, 64], pl.DT_FP32]):
+    with pl.section_vector():
+        t = pl.make_tile(pl.TileType(shape=[8, 64], dtype=pl.DT_FP32), addr=0)
+        _double(t, x)
+        pl.store(y, t, [0, 0])
+
+
+def test_helpers_may_annotate_tiles():
+    x = torch.randn(8, 64)
+    y = torch.zeros(8, 64)
+    annotated_helper(x, y)
+    torch.testing.assert_close(y, 2 * x)

@@ -57,7 +57,11 @@ class Ptr:
 
 
 class Tile:
-    """``pl.Tile`` (annotation of helper parameters)."""
+    """``pl.Tile`` / ``pl.Tile[[rows, cols], dtype]``: the annotation of a helper's tile
+    parameter (helpers are inlined, so it checks nothing)."""
+
+    def __class_getitem__(cls, item):
+        return cls
 
 
 class Scalar:
