@@ -268,3 +268,27 @@ def test_helpers_may_annotate_tiles():
     y = torch.zeros(8, 64)
     annotated_helper(x, y)
     torch.testing.assert_close(y, 2 * x)
+
+
+@pl.jit
+def gather_pairs(x: pl.Tensor[[64, 32], pl.DT_FP32], steps: pl.Tensor[[4], pl.DT_INT32],
+                 out: pl.Tensor[[8, 32], pl.DT_FP32]):
+    ring = pl.make_tile_group(type=pl.TileType(shape=[2, 32], dtype=pl.DT_FP32), addrs=0,
+                              mutex_ids=[0, 1])
+    with pl.section_vector():
+        for i in pl.range(4):
+            t = ring.next()
+            pl.set_stride(x, [steps[i], 1])
+            pl.load(t, x, [i, 0])
+            pl.store(out, t, [2 * i, 0])
+
+
+def test_set_stride_spaces_the_rows_not_the_offsets():
+    """After set_stride(x, [s, 1]) a load at row i reads rows i and i + s / width."""
+    x = torch.randn(64, 32)
+    lines = [5, 1, 30, 7]
+    out = torch.zeros(8, 32)
+    report = gather_pairs(x, torch.tensor([k * 32 for k in lines], dtype=torch.int32), out)
+    want = torch.stack([x[r] for i, k in enumerate(lines) for r in (i, i + k)])
+    torch.testing.assert_close(out, want, rtol=0, atol=0)
+    assert report.findings == []

@@ -26,7 +26,7 @@ def contiguous_strides(shape) -> tuple[int, ...]:
 class GmTensor:
     """``shape`` elements of ``dtype`` in GM allocation ``buffer`` from element ``offset``."""
 
-    __slots__ = ("buffer", "offset", "shape", "strides", "dtype", "layout", "name")
+    __slots__ = ("buffer", "offset", "shape", "strides", "dtype", "layout", "name", "pitches")
 
     def __init__(self, buffer, offset: int, shape, strides, dtype: DataType,
                  layout: TensorLayout = TensorLayout.ND, name: str = ""):
@@ -34,6 +34,9 @@ class GmTensor:
         self.offset = int(offset)
         self.shape = tuple(int(d) for d in shape)
         self.strides = tuple(int(s) for s in strides)
+        # set_stride's row and column strides: they space the rows and columns of a loaded or
+        # stored window; offsets still count in ``strides`` (the tensor's own layout).
+        self.pitches: tuple[int, int] | None = None
         self.dtype = dtype
         self.layout = layout
         self.name = name or getattr(buffer, "name", "")
@@ -121,8 +124,11 @@ def addptr(ptr: GmPointer, n) -> GmPointer:
 
 
 def set_stride(tensor: GmTensor, strides) -> None:
-    """``pl.set_stride(tensor, [row_stride, col_stride])``: later loads and stores use them."""
+    """``pl.set_stride(tensor, [row_stride, col_stride])``: later loads and stores space the
+    window's rows and columns by them (the window's first element is still found with the
+    tensor's own strides: ``load(tile, x, [i, 0])`` after ``set_stride(x, [s, 1])`` reads row
+    ``i`` and row ``i + s / width``)."""
     if tensor.ndim != 2 or len(strides) != 2:
         raise KernelError("set_stride applies to a 2-D tensor and takes two strides",
                           user_location())
-    tensor.strides = (int(strides[0]), int(strides[1]))
+    tensor.pitches = (int(strides[0]), int(strides[1]))

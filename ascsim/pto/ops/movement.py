@@ -136,8 +136,9 @@ def _load(dst, src, offsets, order, op, loc) -> None:
     rows_axis, cols_axis = _axes(src, order, op, loc)
     base = _base(src, offsets, op, loc)
     rows, cols = dst.valid
-    row_stride = src.strides[rows_axis] if rows_axis is not None else 0
-    col_stride = src.strides[cols_axis]
+    pitches = src.pitches or src.strides
+    row_stride = pitches[rows_axis] if rows_axis is not None else 0
+    col_stride = pitches[cols_axis]
     size = dst.np_dtype.itemsize
     core = current_core()
     if rows == 0 or cols == 0:
@@ -190,7 +191,8 @@ def _store(dst, src, offsets, relu_pre_mode, scale, order, atomic, phase, op, lo
     rows, cols = src.valid
     if rows == 0 or cols == 0:
         return
-    row_stride = dst.strides[rows_axis] if rows_axis is not None else 0
+    pitches = dst.pitches or dst.strides
+    row_stride = pitches[rows_axis] if rows_axis is not None else 0
     rule = ATOMIC_RULES[AtomicType(atomic)]
     core = current_core()
     if src.space == MemorySpace.Acc:
@@ -201,14 +203,14 @@ def _store(dst, src, offsets, relu_pre_mode, scale, order, atomic, phase, op, lo
         raise ValueError(f"{op}: a Vec tile of {src.dtype!r} cannot be stored into a tensor of "
                          f"{dst.dtype!r} ({loc[0]}:{loc[1]})")
     size = src.np_dtype.itemsize
-    if src.layout == TensorLayout.ND and dst.strides[cols_axis] == 1 and (
+    if src.layout == TensorLayout.ND and pitches[cols_axis] == 1 and (
             rows == 1 or row_stride >= cols):
         first = int(src.offsets(1, 1)[0, 0])
         bursts = Bursts(first * size, base * size, cols * size, src.frame.cols * size,
                         max(row_stride, cols) * size, rows)
         core.execute(Copy(src.region(), _gm_region(dst), bursts, loc, op, atomic=rule))
         return
-    gm_index = _gm_grid(rows, cols, row_stride, dst.strides[cols_axis], rows, cols)
+    gm_index = _gm_grid(rows, cols, row_stride, pitches[cols_axis], rows, cols)
     core.execute(IndexedCopy(src.region(), _gm_region(dst).at(base),
                              src.offsets(rows, cols).reshape(-1), gm_index, rows * cols * size,
                              rows, loc, op, gm_rows=(_row_starts(rows, row_stride), cols)))
