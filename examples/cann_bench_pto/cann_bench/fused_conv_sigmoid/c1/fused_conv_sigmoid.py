@@ -1,4 +1,4 @@
-"""Class c1 of fused_conv_sigmoid (float16): pad (when needed), K1 conv on the Cube, K2 sigmoid on the vector cores."""
+"""Class c1 of fused_conv_sigmoid : float16 inputs, kernels in cann_bench.conv_kernels."""
 
 import torch
 

@@ -1,4 +1,4 @@
-"""Class c2 of fused_conv_sigmoid (float32): pad (when needed), K1 conv on the Cube, K2 sigmoid on the vector cores."""
+"""Class c2 of fused_conv_sigmoid : float32 inputs, kernels in cann_bench.conv_kernels."""
 
 import torch
 

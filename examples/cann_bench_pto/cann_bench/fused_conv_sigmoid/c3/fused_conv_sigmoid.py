@@ -1,4 +1,4 @@
-"""Class c3 of fused_conv_sigmoid (bfloat16): pad (when needed), K1 conv on the Cube, K2 sigmoid on the vector cores."""
+"""Class c3 of fused_conv_sigmoid : bfloat16 inputs, kernels in cann_bench.conv_kernels."""
 
 import torch
 

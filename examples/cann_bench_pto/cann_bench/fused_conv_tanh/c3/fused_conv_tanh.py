@@ -1,4 +1,4 @@
-"""Class c3 of fused_conv_tanh (bfloat16): pad (when needed), K1 conv on the Cube, K2 tanh on the vector cores."""
+"""Class c3 of fused_conv_tanh : bfloat16 inputs, kernels in cann_bench.conv_kernels."""
 
 import torch
 
