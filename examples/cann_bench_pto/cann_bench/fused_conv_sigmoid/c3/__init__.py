@@ -1,0 +1,1 @@
+"""Class c3 of fused_conv_sigmoid: bfloat16 inputs."""

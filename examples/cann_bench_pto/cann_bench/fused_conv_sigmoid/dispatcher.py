@@ -1,0 +1,11 @@
+"""Route fused_conv_sigmoid to the class of its inputs (c1 fp16, c2 fp32, c3 bf16)."""
+
+from cann_bench.dispatch import CONV_CLASSES, route
+
+OP = "fused_conv_sigmoid"
+
+
+def fused_conv_sigmoid(x, filter, bias, strides, pads, dilations=(1, 1)):
+    """sigmoid(conv2d(x, filter, strides, pads [top, bottom, left, right], dilations) + bias)."""
+    impl = route(__package__, OP, CONV_CLASSES, (x, filter, bias))
+    return impl(x, filter, bias, strides, pads, dilations)

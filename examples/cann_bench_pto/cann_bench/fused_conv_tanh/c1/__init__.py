@@ -1,0 +1,1 @@
+"""Class c1 of fused_conv_tanh: float16 inputs."""

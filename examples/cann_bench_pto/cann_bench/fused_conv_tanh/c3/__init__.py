@@ -1,0 +1,1 @@
+"""Class c3 of fused_conv_tanh: bfloat16 inputs."""
