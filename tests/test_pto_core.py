@@ -292,3 +292,22 @@ def test_set_stride_spaces_the_rows_not_the_offsets():
     want = torch.stack([x[r] for i, k in enumerate(lines) for r in (i, i + k)])
     torch.testing.assert_close(out, want, rtol=0, atol=0)
     assert report.findings == []
+
+
+def test_compact_tiles_lay_their_fractals_out_for_the_valid_window():
+    """compact=1: an NZ tile's column strips are as high as its valid rows (rounded to 16),
+    not its physical rows; without compact they keep the physical height."""
+    seen = {}
+
+    @pl.jit
+    def probe(out: pl.Tensor[[1], pl.DT_INT32]):
+        with pl.section_cube():
+            for compact in pl.range(2):
+                tt = pl.TileType(shape=[64, 64], dtype=pl.DT_FP16,
+                                 target_memory=pl.MemorySpace.Mat, compact=compact)
+                t = pl.make_tile(tt, addr=0)
+                pl.set_validshape(t, [20, 64])
+                seen[compact] = int(t.offsets(1, 1, 0, 16)[0, 0])
+
+    probe(torch.zeros(1, dtype=torch.int32))
+    assert seen == {0: 64 * 16, 1: 32 * 16}

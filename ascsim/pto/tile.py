@@ -121,6 +121,20 @@ class Tile:
         self.label = label
         self._plain = (frame.layout == TensorLayout.ND and origin == (0, 0)
                        and self.shape[1] == frame.cols)
+        self.fit_compact_frame()
+
+    def fit_compact_frame(self) -> None:
+        """``compact=1`` (normal) on a fractal tile: its fractals are laid out for the current
+        valid window (rows and columns rounded up to whole fractals), not for the physical
+        shape, so a dynamic tail is stored as densely as a tile of that size would be."""
+        frame = self.frame
+        if (self.ttype.compact != CompactMode.Normal or self.origin != (0, 0)
+                or frame.layout in (TensorLayout.ND, TensorLayout.DN)):
+            return
+        rows, cols = self.valid
+        self.frame = make_frame(frame.layout, max(rows, 1), max(cols, 1),
+                                self.ttype.dtype.nbytes,
+                                accumulator=self.ttype.space == MemorySpace.Acc)
 
     # -- description
     @property
@@ -343,3 +357,4 @@ def set_validshape(target, shape) -> None:
                 raise KernelError(f"set_validshape [{rows}, {cols}] is outside the tile's "
                                   f"shape {tile.shape}", user_location())
         tile.valid = [rows, cols]
+        tile.fit_compact_frame()
