@@ -311,3 +311,24 @@ def test_compact_tiles_lay_their_fractals_out_for_the_valid_window():
 
     probe(torch.zeros(1, dtype=torch.int32))
     assert seen == {0: 64 * 16, 1: 32 * 16}
+
+
+@pytest.mark.parametrize("how,expect", [
+    ({"env": {"ASCSIM_SOC": "Ascend950DT_9581"}}, "Ascend950DT_9581"),
+    ({"args": ["--soc", "Ascend950DT_9581"]}, "Ascend950DT_9581"),
+    ({}, "Ascend950PR_9579"),
+])
+def test_pypto_pro_part_follows_the_choice_or_defaults_to_the_950pr(tmp_path, how, expect):
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "k.py"
+    script.write_text("import pypto_pro.language as pl\nimport torch, torch_npu\n"
+                      "print(torch.npu.get_device_name())\n")
+    env = {k: v for k, v in os.environ.items() if k != "ASCSIM_SOC"}
+    env.update(how.get("env", {}))
+    done = subprocess.run([sys.executable, "-m", "ascsim", "run", *how.get("args", []),
+                           str(script)], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[0] == expect
