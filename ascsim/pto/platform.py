@@ -9,14 +9,14 @@ from ascsim.session import SESSION
 
 #: The part PyPTO Pro kernels run on unless another 950 is chosen.
 DEFAULT_PTO_SOC = "Ascend950PR_9579"
-#: ``__NPU_ARCH__`` of the parts PyPTO Pro supports.
-PTO_ARCH = 3510
+#: The product family PyPTO Pro supports (its documentation: Ascend 950PR/950DT only).
+PTO_FAMILY = "Ascend950"
 
 
 def require_pto_soc() -> SocSpec:
     """The simulated SoC, if PyPTO Pro runs on it; else PyPTO Pro's refusal."""
     soc = SESSION.soc
-    if soc.npu_arch != PTO_ARCH:
+    if soc.family != PTO_FAMILY:
         raise RuntimeError(
             f"unsupported platform: {soc.name}. PyPTO Pro supports Ascend 950PR/950DT only "
             f"(Atlas A2/A3 are not supported); simulate one with ascsim run --soc "
