@@ -35,15 +35,15 @@ class UnsupportedFeatureError(ParserError):
 
 
 class SSAViolationError(ParserError):
-    pass
+    """A name assigned in a way PyPTO Pro's single-assignment form cannot express."""
 
 
 class InvalidOperationError(ParserError):
-    pass
+    """An operation PyPTO Pro refuses in the place it is called."""
 
 
 class ScopeIsolationError(ParserError):
-    pass
+    """A value used outside the section (cube or vector) that defines it."""
 
 
 __all__ = ["FinalRejectionError", "InvalidOperationError", "ParserError", "ParserSyntaxError",

@@ -19,12 +19,12 @@ import numpy as np
 
 from ascsim import npu
 from ascsim.pto import parse, pipeline, tiling_data
-from ascsim.pto.dtypes import TORCH_NAMES, TYPES, DataType
+from ascsim.pto.dtypes import TORCH_NAMES, DataType
 from ascsim.pto.errors import ParserError, ParserSyntaxError
 from ascsim.pto.hints import PTO_HINTS
 from ascsim.pto.ops.sync import AUTO_MUTEX
 from ascsim.pto.platform import require_pto_soc
-from ascsim.pto.tensor import GmTensor, contiguous_strides
+from ascsim.pto.tensor import GmPointer, GmTensor, contiguous_strides
 from ascsim.pto.typing import PtrSpec, TensorSpec
 from ascsim.session import SESSION
 from ascsim.sim.host import HostArgument, is_torch_tensor
@@ -354,8 +354,6 @@ def _convert(name, value, spec, bound, memory, hosts, datatype_map):
                 else HostArgument(name, value, memory))
         hosts.append(host)
         if isinstance(spec, PtrSpec):
-            from ascsim.pto.tensor import GmPointer
-
             return GmPointer(host.buffer, 0, dtype)
         layout = spec.layout
         return GmTensor(host.buffer, 0, shape, contiguous_strides(shape), dtype, layout, name)
@@ -440,4 +438,4 @@ def jit(fn=None, /, **options):
     return decorate
 
 
-__all__ = ["PtoKernel", "jit", "TYPES"]
+__all__ = ["PtoKernel", "jit"]

@@ -48,7 +48,8 @@ class Frame(NamedTuple):
         return self.rows * self.cols
 
 
-def _round_up(x: int, m: int) -> int:
+def round_up(x: int, m: int) -> int:
+    """``x`` rounded up to a multiple of ``m``."""
     return -(-x // m) * m
 
 
@@ -67,7 +68,7 @@ def fractal_shape(layout: TensorLayout, elem_bytes: int, accumulator: bool) -> t
 def make_frame(layout: TensorLayout, rows: int, cols: int, elem_bytes: int,
                accumulator: bool = False, extra_rows: int = 0) -> Frame:
     fr, fc = fractal_shape(layout, elem_bytes, accumulator)
-    return Frame(layout, _round_up(rows, fr) + extra_rows, _round_up(cols, fc), fr, fc)
+    return Frame(layout, round_up(rows, fr) + extra_rows, round_up(cols, fc), fr, fc)
 
 
 @lru_cache(maxsize=4096)

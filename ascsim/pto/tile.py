@@ -352,9 +352,9 @@ def set_validshape(target, shape) -> None:
     tiles = target.tiles if isinstance(target, TileGroup) else [target]
     rows, cols = int(shape[0]), int(shape[1])
     for tile in tiles:
-        if not (1 <= rows <= tile.shape[0] and 1 <= cols <= tile.shape[1]):
-            if rows < 0 or cols < 0 or rows > tile.shape[0] or cols > tile.shape[1]:
-                raise KernelError(f"set_validshape [{rows}, {cols}] is outside the tile's "
-                                  f"shape {tile.shape}", user_location())
+        # 0 is allowed: the second AIV's share of a split Acc -> Vec move may be empty
+        if not (0 <= rows <= tile.shape[0] and 0 <= cols <= tile.shape[1]):
+            raise KernelError(f"set_validshape [{rows}, {cols}] is outside the tile's "
+                              f"shape {tile.shape}", user_location())
         tile.valid = [rows, cols]
         tile.fit_compact_frame()

@@ -27,7 +27,7 @@ import numpy as np
 from ascsim.isa import FixPipe, IndexedCopy, KernelError, Mmad
 from ascsim.isa.operands import Region
 from ascsim.pto.enums import AccPhase, AccToVecMode, MemorySpace, ReluPreMode, TensorLayout
-from ascsim.pto.layout import Frame, window_offsets
+from ascsim.pto.layout import Frame, round_up, window_offsets
 from ascsim.pto.ops.common import current_core, expect_space, expect_tile, user_location
 from ascsim.pto.tensor import GmTensor
 from ascsim.pto.tile import Tile
@@ -46,10 +46,6 @@ UNIT_PHASES = {1: "partial", 2: "final"}
 #: The fixpipe's split of an Acc -> Vec move: mode -> the sub-blocks that receive a part.
 ACC_TO_VEC_TARGETS = {AccToVecMode.SingleModeVec0: (0,), AccToVecMode.SingleModeVec1: (1,),
                       AccToVecMode.DualModeSplitM: (0, 1), AccToVecMode.DualModeSplitN: (0, 1)}
-
-
-def _round_up(x: int, m: int) -> int:
-    return -(-x // m) * m
 
 
 def _where(loc) -> str:
@@ -122,8 +118,8 @@ def _transposed(dst: Tile, src: Tile) -> bool:
 def _whole_fractals(tile: Tile, rows: int, cols: int) -> tuple[int, int]:
     """``rows x cols`` rounded up to ``tile``'s fractals, within its frame."""
     frame = tile.frame
-    return (min(_round_up(rows, frame.frac_rows), frame.rows - tile.origin[0]),
-            min(_round_up(cols, frame.frac_cols), frame.cols - tile.origin[1]))
+    return (min(round_up(rows, frame.frac_rows), frame.rows - tile.origin[0]),
+            min(round_up(cols, frame.frac_cols), frame.cols - tile.origin[1]))
 
 
 # ----------------------------------------------------------------------- fixpipe scale
@@ -315,9 +311,9 @@ def _acc_parts(mode: AccToVecMode, rows: int, cols: int) -> list[tuple[int, int,
     if mode in (AccToVecMode.SingleModeVec0, AccToVecMode.SingleModeVec1):
         return [(0, 0, rows, cols)]
     if mode == AccToVecMode.DualModeSplitM:
-        first = _round_up(rows, 2) // 2
+        first = round_up(rows, 2) // 2
         return [(0, 0, first, cols), (first, 0, rows - first, cols)]
-    first = cols if cols <= 16 else _round_up(cols, 32) // 2
+    first = cols if cols <= 16 else round_up(cols, 32) // 2
     return [(0, 0, rows, first), (0, first, rows, cols - first)]
 
 

@@ -26,16 +26,13 @@ from ascsim.pto.enums import (
     STPhase,
     TensorLayout,
 )
+from ascsim.pto.layout import round_up
 from ascsim.pto.ops.common import current_core, expect_space, expect_tile, user_location
 from ascsim.pto.ops.cube import resolve_scale
 from ascsim.pto.tensor import GmTensor
 from ascsim.pto.tile import Tile
 
 FRACTAL_SPACES = (MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc)
-
-
-def _round_up(x: int, m: int) -> int:
-    return -(-x // m) * m
 
 
 # ----------------------------------------------------------------------- GM side of a copy
@@ -99,8 +96,8 @@ def _fractal_window(tile: Tile, rows: int, cols: int) -> tuple[int, int]:
     if tile.space not in FRACTAL_SPACES or tile.layout in (TensorLayout.ND, TensorLayout.DN):
         return rows, cols
     frame = tile.frame
-    return (min(_round_up(rows, frame.frac_rows), frame.rows - tile.origin[0]),
-            min(_round_up(cols, frame.frac_cols), frame.cols - tile.origin[1]))
+    return (min(round_up(rows, frame.frac_rows), frame.rows - tile.origin[0]),
+            min(round_up(cols, frame.frac_cols), frame.cols - tile.origin[1]))
 
 
 # ----------------------------------------------------------------------- load
@@ -254,7 +251,7 @@ def _nz_base(dst: GmTensor, base: int, rows: int, cols: int, op, loc) -> tuple[i
         raise ValueError(f"{op}: an NZ tensor is 2-D, got {dst.ndim}-D ({loc[0]}:{loc[1]})")
     height, width = dst.shape
     c0 = 32 // dst.dtype.nbytes
-    strip = _round_up(height, 16)
+    strip = round_up(height, 16)
     r0, c0_at = divmod(base - dst.offset, dst.strides[0])
     if c0_at % c0:
         raise ValueError(f"{op}: a window of an NZ tensor starts on a {c0}-column fractal "
