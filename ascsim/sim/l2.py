@@ -169,7 +169,17 @@ class L2Cache:
                     lines[idx] = ready
             return float(miss_latency), hit_fraction
         # Every line is in L2 or on its way for an earlier request: wait for the last one.
-        return float(max(hit_latency, float(ready.max()) - t)), 1.0
+        # Cores run one after the other, so a core run earlier may have requested a line at a
+        # later simulated time than this read: the read then fetches the line itself and
+        # waits at most the HBM latency (waiting for the later fill would chain such waits
+        # from core to core).
+        wait = float(ready.max()) - t
+        if wait > miss_latency:
+            np.minimum(ready, t + miss_latency, out=ready)
+            if type(idx) is not slice:
+                lines[idx] = ready
+            wait = float(miss_latency)
+        return float(max(hit_latency, wait)), 1.0
 
     def write(self, buffer_id: int, starts, ends, t: float) -> None:
         """A write of byte ranges [starts, ends) finishing at about cycle ``t`` (write-back)."""
