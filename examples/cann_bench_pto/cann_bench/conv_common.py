@@ -73,7 +73,7 @@ def conv_act(x, filter, bias, strides, pads, dilations, *, act: str, dtype: torc
         raise ValueError(f"bias must be [{g.cout}], got {list(bias.shape)}")
     info = get_platform_info()
     cubes, vectors = info.cube_core_num, info.vector_core_num
-    plan = ConvPlan(g, fused=design() == "fused", cores=cubes)
+    plan = ConvPlan(g, fused=design() == "fused", cores=cubes, act=act)
     (conv, blocks), act_k = _kernels(plan, act, vectors)
     device = x.device
     xs = torch.zeros(plan.xs_elems, dtype=dtype, device=device) if plan.prepared else x

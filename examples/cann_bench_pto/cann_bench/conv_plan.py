@@ -101,6 +101,20 @@ class ConvPlan:
     g: ConvGeometry
     fused: bool
     cores: int = 28  # AICs the conv kernel runs on
+    act: str = "tanh"
+
+    # ------------------------------------------------------------------ activation
+    @property
+    def series(self) -> bool:
+        """Whether the activation needs tanh's series near 0 (fp32 outputs only): three more
+        fp32 scratch tiles and a mask."""
+        return self.act == "tanh" and self.g.dtype == "float32"
+
+    @property
+    def scratch_units(self) -> float:
+        """UB bytes per element of a vector tile besides its fp32 input and its output:
+        scratch and, for the series, the mask."""
+        return 4 + (8 + 1 if self.series else 0)
 
     # ------------------------------------------------------------------ prepared input
     @property
@@ -188,7 +202,8 @@ class ConvPlan:
         every AIC gets one."""
         tp = 512 if self._tc_top <= 64 else 256
         if self.fused:  # sized for the largest tile height, so it does not depend on tc
-            tp = min(tp, max(16, (UB_BYTES // 8) // (ceil_div(self._tc_top, 2) * 4) // 16 * 16))
+            per_elem = 2 * 4 + 2 * self.g.size + self.scratch_units  # double-buffered in/out
+            tp = min(tp, max(16, UB_BYTES // (ceil_div(self._tc_top, 2) * per_elem) // 16 * 16))
         per_core = ceil_div(self.g.n * ceil_div(self.g.cout, self._tc_top) * self.pixels,
                             self.cores)
         return max(16, min(tp, round_up(per_core, 16)))
