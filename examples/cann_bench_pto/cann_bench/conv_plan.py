@@ -150,7 +150,11 @@ class ConvPlan:
     @property
     def wv(self) -> int:
         """Row pitch of a phase plane = width of the virtual output grid."""
-        return round_up(ceil_div(self.g.wp, self.g.stride_w), 16) if self.prepared else self.g.w
+        if not self.prepared:
+            return self.g.w
+        # whole 32-byte blocks: tap windows ROWSTEP apart are whole fractal columns in L1,
+        # and output rows start on a block of the UB
+        return round_up(ceil_div(self.g.wp, self.g.stride_w), BLOCK_BYTES // self.g.size)
 
     @property
     def plane(self) -> int:
@@ -177,13 +181,66 @@ class ConvPlan:
         return self.shift_h * self.wv
 
     # ------------------------------------------------------------------ cube tiling
+    def _kb_for(self, tc: int) -> int:
+        """K step (input channels) for tiles of ``tc`` channels: 64 fp16/bf16 channels (32
+        when a tile has at most 64 output channels, so that it can be 512 pixels wide), 32 fp32
+        ones; fewer when Cin is small (whole 16-channel fractal rows)."""
+        pref = 32 if self.g.size == 4 or tc <= 64 else 64
+        return min(pref, round_up(self.g.cin, 16))
+
+    def _tp_for(self, tc: int) -> int:
+        """Virtual pixels per tile of ``tc`` channels: as many as L0B holds two K steps of
+        and L0C two fp32 tiles of; in the fused design also each AIV's half of two tiles, the
+        output and the activation's scratch must fit its UB. Within that, tiles are sized so
+        that every AIC gets the same number (up to a fractal)."""
+        g = self.g
+        tp = min(L0AB_BYTES // 2 // (self._kb_for(tc) * g.size), L0C_BYTES // 2 // (tc * 4))
+        if self.fused:
+            per_elem = 2 * 4 + 2 * g.size + self.scratch_units
+            tp = min(tp, max(16, UB_BYTES // (ceil_div(tc, 2) * per_elem) // 16 * 16))
+        total = g.n * ceil_div(g.cout, tc) * self.pixels
+        rounds = ceil_div(total, self.cores * tp)
+        return max(16, min(tp, round_up(ceil_div(total, rounds * self.cores), 16)))
+
+    def _l1_bytes(self, tc: int, resident: bool) -> int:
+        """L1 bytes of tiles of ``tc`` channels: the filter (resident: every tap and the
+        bias; else a ring of two K steps), two B windows and the row of ones."""
+        g, kb, tp = self.g, self._kb_for(tc), self._tp_for(tc)
+        cinp = ceil_div(g.cin, kb) * kb
+        a = tc * (g.kh * g.kw * cinp + kb) * g.size if resident else B_SLOTS * tc * kb * g.size
+        window = tp + (self.group_taps - 1) * self.rowstep
+        return a + B_SLOTS * kb * window * g.size + kb * tp * g.size
+
+    @property
+    def _choice(self) -> tuple[int, bool]:
+        """(channels per tile, filter resident): the largest of 128/64/32/16 (not past Cout)
+        whose resident filter fits L1 next to the B windows; else the largest, streamed."""
+        top = min(TC_CHOICES[0], round_up(self.g.cout, 16))
+        for tc in TC_CHOICES:
+            if tc <= top and self._l1_bytes(tc, True) <= L1_BYTES:
+                return tc, True
+        return top, False
+
+    @property
+    def tc(self) -> int:
+        return self._choice[0]
+
+    @property
+    def resident(self) -> bool:
+        return self._choice[1]
+
     @property
     def kb(self) -> int:
-        """Input channels per K step: as many as let L0B hold two K steps of a tile (at most
-        64 for fp16/bf16, 32 for fp32), fewer when Cin is small."""
-        fit = L0AB_BYTES // 2 // (self.tp * self.g.size) // 16 * 16
-        most = max(16, min(64 if self.g.size == 2 else 32, fit))
-        return min(most, round_up(self.g.cin, BLOCK_BYTES // self.g.size))
+        return self._kb_for(self.tc)
+
+    @property
+    def tp(self) -> int:
+        return self._tp_for(self.tc)
+
+    @property
+    def tch(self) -> int:
+        """Rows (channels) of one AIV's half of the accumulator in the fused design."""
+        return ceil_div(self.tc, 2)
 
     @property
     def ci_tiles(self) -> int:
@@ -195,58 +252,9 @@ class ConvPlan:
         return self.ci_tiles * self.kb
 
     @property
-    def tp(self) -> int:
-        """Virtual pixels per tile: up to 512 when a tile has at most 64 channels (L0C holds
-        two such fp32 tiles), else 256; in the fused design also two halves of a tile and the
-        activation's scratch must fit each AIV's UB. Small images take smaller tiles, so that
-        every AIC gets one."""
-        tp = 512 if self._tc_top <= 64 else 256
-        if self.fused:  # sized for the largest tile height, so it does not depend on tc
-            per_elem = 2 * 4 + 2 * self.g.size + self.scratch_units  # double-buffered in/out
-            tp = min(tp, max(16, UB_BYTES // (ceil_div(self._tc_top, 2) * per_elem) // 16 * 16))
-        per_core = ceil_div(self.g.n * ceil_div(self.g.cout, self._tc_top) * self.pixels,
-                            self.cores)
-        return max(16, min(tp, round_up(per_core, 16)))
-
-    @property
-    def tch(self) -> int:
-        """Rows (channels) of one AIV's half of the accumulator in the fused design."""
-        return ceil_div(self.tc, 2)
-
-    @property
-    def _tc_top(self) -> int:
-        return min(TC_CHOICES[0], round_up(self.g.cout, 16))
-
-    @property
     def window(self) -> int:
         """Columns of one B window in L1: a tile's pixels plus the group's row shifts."""
         return self.tp + (self.group_taps - 1) * self.rowstep
-
-    def _l1_bytes(self, tc: int, resident: bool) -> int:
-        g = self.g
-        a = tc * (g.kh * g.kw * self.cinp + self.kb) * g.size if resident else \
-            B_SLOTS * tc * self.kb * g.size
-        b = B_SLOTS * self.kb * self.window * g.size
-        ones = self.kb * self.tp * g.size
-        return a + b + ones
-
-    @property
-    def tc(self) -> int:
-        """Output channels per tile: the largest of 128/64/32/16 (not past Cout) whose
-        resident filter fits L1 next to the B windows; 128 when none fits (streamed)."""
-        return self._tc_resident[0]
-
-    @property
-    def resident(self) -> bool:
-        return self._tc_resident[1]
-
-    @property
-    def _tc_resident(self) -> tuple[int, bool]:
-        top = self._tc_top
-        for tc in TC_CHOICES:
-            if tc <= top and self._l1_bytes(tc, True) <= L1_BYTES:
-                return tc, True
-        return top, False
 
     @property
     def a_cols(self) -> int:
