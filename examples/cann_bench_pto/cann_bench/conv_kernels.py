@@ -88,7 +88,7 @@ def build_conv(plan: ConvPlan, act: str):
     dt = PL_TYPES[g.dtype]
     SIZE = g.size
     N, CIN, COUT, H, W, HO, WO = g.n, g.cin, g.cout, g.h, g.w, g.ho, g.wo
-    KH, KW, SH, SW, DH, DW = g.kh, g.kw, g.stride_h, g.stride_w, g.dil_h, g.dil_w
+    KH, KW, SH, SW, DW = g.kh, g.kw, g.stride_h, g.stride_w, g.dil_w
     PT, PLEFT = g.pad_top, g.pad_left
     PREPARED, FUSED, RESIDENT = plan.prepared, plan.fused, plan.resident
     PH, PW, KSTEP, HS, WV = plan.ph, plan.pw, plan.kstep_h, plan.hs, plan.wv
@@ -125,7 +125,6 @@ def build_conv(plan: ConvPlan, act: str):
             addrs=0x0, depth=2)
         if PREPARED:
             with pl.section_vector():
-                xv = pl.make_tensor(x4, [N * CIN, H, W])
                 xsp = pl.make_tensor(xs, [N * CIN * PLANES, HS, WV])
                 buf = pl.make_tile_group(
                     type=pl.TileType(shape=[PREP_ROWS, PREP_COLS], dtype=dt,
@@ -157,12 +156,15 @@ def build_conv(plan: ConvPlan, act: str):
                         pl.store(xsp, slot, [ch * PLANES + phase, r0, c_lo])
             pl.system.sync_all()
         with pl.section_cube():
-            a_l1 = pl.make_tile_group(
-                type=pl.TileType(shape=[TC, A_COLS], dtype=dt,
-                                 target_memory=pl.MemorySpace.Mat),
-                addrs=0x0, depth=1) if RESIDENT else pl.make_tile_group(
-                type=pl.TileType(shape=[TC, KB], dtype=dt, target_memory=pl.MemorySpace.Mat),
-                addrs=0x0, mutex_ids=[0, 1])
+            if RESIDENT:  # one filter block, no token (explicit events, below)
+                a_l1 = pl.make_tile_group(
+                    type=pl.TileType(shape=[TC, A_COLS], dtype=dt,
+                                     target_memory=pl.MemorySpace.Mat),
+                    addrs=0x0, depth=1)
+            else:  # a ring of two K steps of the filter
+                a_l1 = pl.make_tile_group(
+                    type=pl.TileType(shape=[TC, KB], dtype=dt, target_memory=pl.MemorySpace.Mat),
+                    addrs=0x0, mutex_ids=[0, 1])
             a_bytes = TC * (A_COLS if RESIDENT else 2 * KB) * SIZE
             b_l1 = pl.make_tile_group(
                 type=pl.TileType(shape=[KB, WIN], dtype=dt, target_memory=pl.MemorySpace.Mat),
