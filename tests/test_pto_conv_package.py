@@ -36,8 +36,11 @@ GEOMETRIES = [
     ((1, 16, 6, 132), (130, 16, 3, 3), [1, 1], [1, 1, 0, 0], [1, 1], torch.float16, 2e-3),
     # fp32, three input channels, 7x7 stride 2 pad 3 (a small ResNet stem): four phase planes.
     ((1, 3, 24, 22), (16, 3, 7, 7), [2, 2], [3, 3, 3, 3], [1, 1], torch.float32, 1e-5),
+    # fp32 with 1024 input channels: even 16 channels of the filter do not fit L1 next to the
+    # B windows, so A is streamed per K step (the plan's non-resident path).
+    ((1, 1024, 5, 6), (16, 1024, 3, 3), [1, 1], [1, 1, 1, 1], [1, 1], torch.float32, 2e-5),
 ]
-GEOMETRY_IDS = ["bf16-dilated", "fp32-1x1-s2", "fp16-wide", "fp32-stem"]
+GEOMETRY_IDS = ["bf16-dilated", "fp32-1x1-s2", "fp16-wide", "fp32-stem", "fp32-streamed-a"]
 
 
 def bench(op: str, case_ids):
@@ -132,6 +135,7 @@ def test_plan_fits_the_cores_buffers_for_every_case(package, case_id, fused):
                      *a["dilations"])
     plan = ConvPlan(g, fused=fused, cores=28)
     plan.check()
+    assert plan.resident  # every case of the task keeps its filter block in L1
     size = g.size
     assert plan._l1_bytes(plan.tc, plan.resident) <= L1_BYTES
     assert 2 * plan.tc * plan.kb * size <= L0AB_BYTES
