@@ -153,8 +153,6 @@ class ProcessPoolBackend:
     """``workers`` local processes (default: one per CPU core), started as ``start`` says:
     "auto" (fork when safe, else fresh interpreters), "fork" or "spawn"."""
 
-    name = "process pool"
-
     def __init__(self, workers: int | None = None, start: str = "auto"):
         if workers is not None and workers < 1:
             raise BackendError(f"workers must be >= 1, got {workers}")
@@ -164,6 +162,16 @@ class ProcessPoolBackend:
         self.start_method = start
         self._payload = b""
         self._pool: list[_Worker] = []
+
+    @property
+    def name(self) -> str:
+        """"process pool", and how its running workers started."""
+        if not self._pool:
+            return "process pool"
+        forked = self.forked
+        how = "forked" if forked == len(self._pool) else "fresh interpreters" if not forked \
+            else f"{forked} forked, {len(self._pool) - forked} fresh"
+        return f"process pool ({how})"
 
     @property
     def forked(self) -> int:
