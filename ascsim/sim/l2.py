@@ -32,6 +32,9 @@ from ascsim.sim.access import ByteRows
 #: L2 line size in bytes: pypto's L2 model uses 512 B lines [S14]; GM requests are split into
 #: 128/256/512 B pieces and 512 B is the best-aligned size [S10, S17].
 LINE_BYTES = 512
+INF = float("inf")  # the ready time of a line not in L2
+# ufunc reductions called directly: ``ndarray.min()`` goes through a Python wrapper first.
+_min, _max = np.minimum.reduce, np.maximum.reduce
 
 
 def _line_union(first: np.ndarray, last: np.ndarray, n_lines: int):
@@ -154,8 +157,16 @@ class L2Cache:
         ready = lines[idx]
         if ready.size == 0:
             return float(hit_latency), 1.0
-        missing = np.isinf(ready)
-        misses = int(np.count_nonzero(missing))
+        # All lines new (a streaming read) or all present are told apart by one C-level
+        # reduction each; only a mix needs the mask.
+        if _min(ready) == INF:
+            missing = None
+            misses = ready.size
+        elif _max(ready) < INF:
+            misses = 0
+        else:
+            missing = np.isinf(ready)
+            misses = int(np.count_nonzero(missing))
         hit_fraction = 1.0 - misses / ready.size
         self.hit_bytes += nbytes * hit_fraction
         self.miss_bytes += nbytes - nbytes * hit_fraction
@@ -169,7 +180,7 @@ class L2Cache:
                     lines[idx] = ready
             return float(miss_latency), hit_fraction
         # Every line is in L2 or on its way for an earlier request: wait for the last one.
-        return float(max(hit_latency, float(ready.max()) - t)), 1.0
+        return float(max(hit_latency, float(_max(ready)) - t)), 1.0
 
     def write(self, buffer_id: int, starts, ends, t: float) -> None:
         """A write of byte ranges [starts, ends) finishing at about cycle ``t`` (write-back)."""
@@ -185,7 +196,12 @@ class L2Cache:
 
     def _write_lines(self, lines, idx, nbytes: float, t: float) -> None:
         ready = lines[idx]
-        new = int(np.count_nonzero(np.isinf(ready)))
+        if not ready.size or _max(ready) < INF:
+            new = 0
+        elif _min(ready) == INF:
+            new = ready.size
+        else:
+            new = int(np.count_nonzero(np.isinf(ready)))
         if new and not self._admit(new):
             self.spill_bytes += nbytes * new / ready.size
             return
