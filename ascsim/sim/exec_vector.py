@@ -384,22 +384,46 @@ def execute_gather(core, rec: VectorGather):
 def execute_sequence(core, rec: VectorSequence):
     loc = rec.loc
     outputs = (rec.dst,) if isinstance(rec.dst, Region) else rec.dst
-    if rec.lanes is None:
-        touched = [(r.access(),) for r in (*outputs, *rec.srcs)]
+    if rec.lanes is None:  # one record per operand (list comprehensions: no generator frames)
+        writes = tuple([r.access() for r in outputs])
+        reads = tuple([r.access() for r in (*rec.srcs, *rec.extra)])
+        pairs = (*outputs, *rec.srcs, *rec.extra), (*writes, *reads)
     else:
         touched = [lane_accesses(r, i) for r, i in zip((*outputs, *rec.srcs), rec.lanes)]
-    touched += [(r.access(),) for r in rec.extra]
+        touched += [(r.access(),) for r in rec.extra]
+        reads = tuple(r for recs in touched[len(outputs):] for r in recs)
+        writes = tuple(r for recs in touched[:len(outputs)] for r in recs)
+        pairs = None
     if core.launch.values:
         _compute_sequence(core, rec, outputs)
+    elif pairs is not None:
+        check_accesses(core, list(zip(*pairs)), loc)
     else:
         check_accesses(core, _paired((*outputs, *rec.srcs, *rec.extra), touched), loc)
     steps = rec.steps
-    busy, latency = core.costs.sequence(steps, rec.dtype, rec.repeats)
+    busy, latency = _sequence_cost(core.costs, steps, rec.dtype, rec.repeats)
     core.scalar_work(core.timing.scalar_cycles_per_call * (len(steps) - 1))  # it issues each
-    reads = tuple(r for recs in touched[len(outputs):] for r in recs)
-    writes = tuple(r for recs in touched[:len(outputs)] for r in recs)
     return _place(core, rec, (*outputs, *rec.srcs, *rec.extra, *rec.scratch), busy, latency,
                   reads, writes)
+
+
+#: (cost table, steps, type name, repeats) -> (busy, latency) of a sequence: a kernel's loop
+#: issues the same library routine on the same tile size over and over.
+_SEQUENCE_COSTS: dict = {}
+SEQUENCE_CACHE_LIMIT = 4096
+
+
+def _sequence_cost(costs, steps, dtype: str, repeats: int) -> tuple[float, float]:
+    key = (costs, steps, dtype, repeats)
+    try:
+        cost = _SEQUENCE_COSTS.get(key)
+    except TypeError:  # a step given as a list: not a key, and not worth one
+        return costs.sequence(steps, dtype, repeats)
+    if cost is None:
+        if len(_SEQUENCE_COSTS) >= SEQUENCE_CACHE_LIMIT:
+            _SEQUENCE_COSTS.clear()
+        cost = _SEQUENCE_COSTS[key] = costs.sequence(steps, dtype, repeats)
+    return cost
 
 
 def _compute_sequence(core, rec: VectorSequence, outputs) -> None:

@@ -32,5 +32,5 @@ def swiglu(dst, src0, src1, scalar_value: float = 1.0, shared_tmp_buffer=None,
 
     scratch = () if shared_tmp_buffer is None else (shared_tmp_buffer.region(),)
     sequence("swiglu", dst.region(count), (src0.region(count), src1.region(count)), swish_gate,
-             SWIGLU_STEPS, count_repeats(count, dst.dtype.sizeof()), dst.dtype.np_dtype.name,
+             SWIGLU_STEPS, count_repeats(count, dst.dtype.sizeof()), dst.dtype.np_name,
              loc, scratch=scratch)

@@ -69,7 +69,7 @@ def rmsnorm(dst, src, gamma, epsilon, tiling, temp_buffer=None, basic_block: boo
     scratch = () if temp_buffer is None else (temp_buffer.region(),)
     instr = sequence("rmsnorm", out, (src.region(n), gamma.region(real_h)), rms_norm,
                      rmsnorm_steps(rows, h, size, basic_block), count_repeats(n, size),
-                     src.dtype.np_dtype.name, loc, scratch=scratch)
+                     src.dtype.np_name, loc, scratch=scratch)
     # The library hands per-row results between the vector and the scalar unit (V_S sync), so
     # the scalar unit cannot run ahead into the next chunk: the published 910B4 per-pipe times
     # add up (Vec + Scalar ~ total per chunk, calibration.md) instead of overlapping.

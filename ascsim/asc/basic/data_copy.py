@@ -48,6 +48,15 @@ def data_copy(dst, src, *args, **kwargs) -> None:
     """``data_copy(dst, src, count)``, ``data_copy(dst, src, repeat_params=DataCopyParams)``,
     or a cube-side form (``Nd2NzParams``, ...)."""
     loc = user_location()
+    count = (args[0] if len(args) == 1 and not kwargs else
+             kwargs.get("count") if len(kwargs) == 1 and not args else None)
+    if type(count) is int and count >= 0:
+        # ``data_copy(dst, src, n)`` or ``count=n`` of whole blocks, the form of every tile
+        # loop: the general parsing below, short-cut.
+        nbytes = count * src.dtype.sizeof()
+        if not nbytes % BLOCK_BYTES:
+            _copy("data_copy", dst, src, Bursts.contiguous(nbytes), loc)
+            return
     kwargs = dict(kwargs)
     count = kwargs.pop("count", None)
     params = kwargs.pop("repeat_params", None) or kwargs.pop("params", None)
