@@ -145,7 +145,8 @@ def run_launch(name: str, body, args: dict, constexpr: set, block_num: int, kind
             raise
         # pyasc's Launcher.run hands the results to the host (a timing-only launch computed
         # nothing: the host's tensors then stay as they are).
-        deliver(name, block_num, host_args if launch.values else (), args)
+        deliver(name, block_num, host_args if launch.values else (), args,
+                report.device_time_us, kind)
         session.record(report, launch)
         if not options.keep:
             # Nothing reads this launch any more: its GM bytes may serve later launches, and
