@@ -10,9 +10,8 @@ so a static Matmul caches and loads exactly as a runtime-tiled one with the same
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from dataclasses import fields as dataclass_fields
+from types import SimpleNamespace
 
 from ascsim.asc.adv.matmul_config import MatmulApiStaticTiling, MatmulConfig, MatmulType
 from ascsim.asc.context import current_core, user_location
@@ -48,7 +47,8 @@ def static_tiling(a: MatmulType, b: MatmulType, c: MatmulType, bias: MatmulType 
                   base_k=int(config.basic_k), dim=1, trans_a=a.is_trans, trans_b=b.is_trans,
                   a_format=a.format.name, b_format=b.format.name, c_format=c.format.name,
                   has_bias=bias is not None and bool(config.enable_set_bias),
-                  l1_bytes=int(l1_bytes), **_operand("a", a), **_operand("b", b), **_operand("c", c))
+                  l1_bytes=int(l1_bytes), **_operand("a", a), **_operand("b", b),
+                  **_operand("c", c))
     if bias is not None:
         fields.update(_operand("bias", bias))
     try:
