@@ -12,6 +12,7 @@ import numpy as np
 
 from ascsim.asc.basic.atomic import store_atomic
 from ascsim.asc.context import current_core, user_location
+from ascsim.asc.errors import CallFormError
 from ascsim.asc.params import (
     DataCopyEnhancedParams,
     DataCopyExtParams,
@@ -60,7 +61,7 @@ def data_copy(dst, src, *args, **kwargs) -> None:
         elif params is None:
             params = arg
     if kwargs:
-        raise KernelError(f"data_copy: unexpected keyword argument(s) {sorted(kwargs)}", loc)
+        raise CallFormError(f"data_copy: unexpected keyword argument(s) {sorted(kwargs)}", loc)
     handler = EXTRA_FORMS.get(type(params)) if params is not None else None
     if handler is not None:
         handler(dst, src, params, loc)

@@ -7,6 +7,7 @@ import numpy as np
 from ascsim.asc.basic.vector import operand_strides, parse_form, vector_op
 from ascsim.asc.context import current_core, user_location
 from ascsim.asc.enums import CMPMODE, SELMODE, RoundMode
+from ascsim.asc.errors import CallFormError
 from ascsim.asc.params import BinaryRepeatParams, CopyRepeatParams, UnaryRepeatParams
 from ascsim.isa import (
     REPEAT_BYTES,
@@ -218,7 +219,7 @@ def _reduce(name: str, dst, src, work, args, kwargs) -> None:
         index, lane_index = lanes.index["src"], lanes.bit
         repeats = lanes.repeats
     if kwargs:
-        raise KernelError(f"{name}: unexpected keyword argument(s) {sorted(kwargs)}", loc)
+        raise CallFormError(f"{name}: unexpected keyword argument(s) {sorted(kwargs)}", loc)
     work_region = work.region() if work is not None and hasattr(work, "mem") else None
     current_core().execute(VectorReduce(REDUCERS[name], dst.region(), src.region(), index,
                                         lane_index, cal_index, repeats, loc, work_region, name))

@@ -14,15 +14,18 @@ reports the launch to the (simulated) profiler, as pyasc's launcher reports to m
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from unittest import mock
 
 from ascsim.asc.jit_options import LaunchOptions
 from ascsim.asc.lib.runtime.profiling import CLOCK, NPU_UTILS
 from ascsim.asc.lib.runtime.support import TASK_TYPE_OF_CORE_TYPE, CoreType
 from ascsim.session import SESSION
 
-__all__ = ["LaunchOptions", "LaunchResult", "Launcher", "MsprofLauncher", "deliver"]
+__all__ = ["LaunchOptions", "LaunchResult", "Launcher", "MsprofLauncher", "compile_only",
+           "deliver"]
 
 #: The core type a launch of each kernel kind runs as (what the profiler is told).
 _CORE_TYPE = {"AIV_ONLY": CoreType.VectorCore, "AIC_ONLY": CoreType.CubeCore,
@@ -82,7 +85,10 @@ class Launcher:
         return SESSION.soc.aic_count
 
     def run(self, kernel: LaunchResult, function_name: str, user_args: tuple) -> None:
-        """Deliver the launch's results to the host tensors in ``user_args``."""
+        """Deliver the launch's results to the host tensors in ``user_args`` (nothing under
+        ``DRY_RUN``, where pyasc's launcher returns before running the kernel)."""
+        if os.environ.get("DRY_RUN"):
+            return
         if not isinstance(kernel, LaunchResult):
             raise TypeError(f"Launcher.run expects the LaunchResult of a simulated launch, got "
                             f"{type(kernel).__name__}")
@@ -91,6 +97,14 @@ class Launcher:
         kernel.copy_back()
         task_type = TASK_TYPE_OF_CORE_TYPE[_CORE_TYPE[kernel.kind]]
         self.msprof.process(function_name, kernel.block_num, int(task_type))
+
+
+def compile_only() -> bool:
+    """Whether pyasc would only compile the next launch and never run it: its ``Launcher.run``
+    is a ``unittest.mock`` object (what pyasc's unit tests patch in, so that no device is
+    needed) or ``DRY_RUN`` is set (pyasc's launcher then returns before running)."""
+    return bool(os.environ.get("DRY_RUN")) or isinstance(Launcher.__dict__.get("run"),
+                                                         mock.NonCallableMock)
 
 
 def deliver(kernel_name: str, block_num: int, memory_args: Sequence, user_args: dict,
