@@ -267,3 +267,17 @@ def test_print_interface_checks_the_workspace():
     rt.call_print_interface(workspace, 1024, rt.current_stream(), "k")
     with pytest.raises(rt.DeviceMemoryError, match="past the end"):
         rt.call_print_interface(workspace, 2048, rt.current_stream(), "k")
+
+
+def test_set_platform_goes_through_the_runtime_and_checks_it(monkeypatch):
+    from ascsim.asc.runtime import config
+
+    before = SESSION.soc.name
+    try:
+        config.set_platform(config.Backend.Model, soc_version=config.Platform.Ascend910B3)
+        assert rt.get_soc_version() == config.Platform.Ascend910B3
+        monkeypatch.setattr(config.rt, "is_available", lambda: False)
+        with pytest.raises(RuntimeError, match="tools/simulator/Ascend910B3/lib"):
+            config.set_platform(config.Backend.Model, soc_version=config.Platform.Ascend910B3)
+    finally:
+        SESSION.set_soc(before)
