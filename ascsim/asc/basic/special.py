@@ -69,13 +69,18 @@ def duplicate(dst, scalar, *args, **kwargs) -> None:
 
 
 # ------------------------------------------------------------------------------ copy (UB->UB)
-def copy(dst, src, mask, repeat_times, repeat_params: CopyRepeatParams | None = None,
-         is_set_mask: bool = True) -> None:
-    """``copy(dst, src, mask, repeat_times, CopyRepeatParams)``: UB to UB on the vector unit.
+def copy(dst, src, mask, repeat_times=None, repeat_params: CopyRepeatParams | None = None,
+         is_set_mask: bool = True, *, repeat_time=None) -> None:
+    """``copy(dst, src, mask, repeat_times, CopyRepeatParams)``: UB to UB on the vector unit
+    (``repeat_time=`` is pyasc's keyword for ``repeat_times``).
 
     The bits are moved as they are (viewed as unsigned ints), so NaN payloads survive.
     """
     loc = user_location()
+    if (repeat_times is None) == (repeat_time is None):
+        raise CallFormError("copy: give the repeat count once, as repeat_times (positional) or "
+                            "repeat_time=", loc)
+    repeat_times = repeat_time if repeat_times is None else repeat_times
     params = repeat_params or CopyRepeatParams()
     size = dst.dtype.sizeof()
     if size not in (2, 4) or src.dtype.sizeof() != size:
