@@ -51,7 +51,15 @@ def data_copy(dst, src, *args, **kwargs) -> None:
     loc = user_location()
     kwargs = dict(kwargs)
     count = kwargs.pop("count", None)
-    params = kwargs.pop("repeat_params", None) or kwargs.pop("params", None)
+    # pyasc names the parameter object repeat_params (DataCopyParams) or intri_params (the
+    # cube-side forms: Nd2NzParams, ...); params is the older name.
+    given = [kwargs.pop(name) for name in ("repeat_params", "intri_params", "params")
+             if kwargs.get(name) is not None]
+    for name in ("repeat_params", "intri_params", "params"):
+        kwargs.pop(name, None)
+    if len(given) > 1:
+        raise CallFormError("data_copy: give one of repeat_params=, intri_params=, params=", loc)
+    params = given[0] if given else None
     kwargs.pop("enhanced_params", None)
     for arg in args:
         if isinstance(arg, (DataCopyEnhancedParams,)):
