@@ -21,15 +21,12 @@ from unittest import mock
 
 from ascsim.asc.jit_options import LaunchOptions
 from ascsim.asc.lib.runtime.profiling import CLOCK, NPU_UTILS
-from ascsim.asc.lib.runtime.support import TASK_TYPE_OF_CORE_TYPE, CoreType
+from ascsim.asc.lib.runtime.support import CORE_TYPE_OF_KIND, TASK_TYPE_OF_CORE_TYPE
 from ascsim.session import SESSION
 
 __all__ = ["LaunchOptions", "LaunchResult", "Launcher", "MsprofLauncher", "compile_only",
            "deliver"]
 
-#: The core type a launch of each kernel kind runs as (what the profiler is told).
-_CORE_TYPE = {"AIV_ONLY": CoreType.VectorCore, "AIC_ONLY": CoreType.CubeCore,
-              "MIX": CoreType.AiCore}
 
 
 class MsprofLauncher:
@@ -95,7 +92,7 @@ class Launcher:
         self.msprof.start()
         CLOCK.advance(kernel.device_time_us)
         kernel.copy_back()
-        task_type = TASK_TYPE_OF_CORE_TYPE[_CORE_TYPE[kernel.kind]]
+        task_type = TASK_TYPE_OF_CORE_TYPE[CORE_TYPE_OF_KIND[kernel.kind]]
         self.msprof.process(function_name, kernel.block_num, int(task_type))
 
 

@@ -30,7 +30,12 @@ from ascsim.asc.jit import JITFunction
 from ascsim.asc.jit_options import OPTION_NAMES, compile_options
 from ascsim.asc.launcher import run_launch
 from ascsim.asc.lib.runtime.device_memory import RuntimeMemory, address_of
-from ascsim.asc.lib.runtime.support import MAGIC_OF_CORE_TYPE, CoreType, MagicElf
+from ascsim.asc.lib.runtime.support import (
+    CORE_TYPE_OF_KIND,
+    MAGIC_OF_CORE_TYPE,
+    CoreType,
+    MagicElf,
+)
 from ascsim.asc.runtime.mock import MockTensor, MockValue
 from ascsim.asc.struct import Struct
 from ascsim.sim.host import is_memory
@@ -41,9 +46,6 @@ if TYPE_CHECKING:
 #: The first bytes of a simulator kernel image; the rest is the image's number (little-endian).
 IMAGE_MAGIC = b"ASCSIM-KERNEL\0"
 ELF_MAGIC = b"\x7fELF"
-#: The core type of each kernel kind (what its binary registers as).
-CORE_TYPE_OF_KIND = {"AIV_ONLY": CoreType.VectorCore, "AIC_ONLY": CoreType.CubeCore,
-                     "MIX": CoreType.AiCore}
 
 
 class KernelLaunchError(RuntimeError):

@@ -190,3 +190,7 @@ TASK_TYPE_OF_CORE_TYPE = {
     CoreType.CubeCore: MsprofTaskType.MSPROF_TASK_TYPE_AI_CORE,
     CoreType.AiCpu: MsprofTaskType.MSPROF_TASK_TYPE_AI_CPU,
 }
+#: The core type a kernel of each kind runs as (what its binary registers as, and what the
+#: profiler is told).
+CORE_TYPE_OF_KIND = {"AIV_ONLY": CoreType.VectorCore, "AIC_ONLY": CoreType.CubeCore,
+                     "MIX": CoreType.AiCore}
