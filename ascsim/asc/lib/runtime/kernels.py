@@ -307,12 +307,12 @@ def _tensors(memory: RuntimeMemory, kernel: str, pointers: list) -> dict:
         located.append((parameter, allocation, offset))
     views = {}
     for parameter, allocation, offset in located:
-        later = [o for p, a, o in located if a is allocation and p is not parameter]
-        if offset in later:
+        others = [o for p, a, o in located if a is allocation and p is not parameter]
+        if offset in others:
             raise KernelLaunchError(f"launch_kernel({kernel}): argument {parameter.name!r} "
                                     f"has the same device address as another argument; pass "
                                     "distinct allocations (or offsets)")
-        end = min([o for o in later if o > offset], default=allocation.size)
+        end = min([o for o in others if o > offset], default=allocation.size)
         itemsize = parameter.dtype.sizeof()
         span = allocation.data[offset:offset + (end - offset) // itemsize * itemsize]
         views[parameter.name] = span.view(parameter.dtype.np_dtype)
