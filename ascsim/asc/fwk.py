@@ -306,7 +306,8 @@ class TQue:
 class TQueBind(TQue):
     """``asc.TQueBind(src, dst, depth)``: a queue between two explicit positions."""
 
-    def __init__(self, src: TPosition, dst: TPosition, depth: int = 1, mask: int = 0):
+    def __init__(self, src: TPosition = TPosition.VECIN, dst: TPosition = TPosition.VECIN,
+                 depth: int = 1, mask: int = 0):
         super().__init__(src if TPosition(src) != TPosition.GM else dst, depth)
         self.src = TPosition(src)
         self.dst = TPosition(dst)

@@ -11,6 +11,7 @@ import numpy as np
 
 from ascsim.asc.adv.composite import sequence
 from ascsim.asc.context import current_core, user_location
+from ascsim.asc.errors import CallFormError
 from ascsim.asc.struct import Struct
 from ascsim.isa import Handoff, count_repeats
 from ascsim.sim.errors import KernelError
@@ -42,7 +43,7 @@ def rmsnorm(dst, src, gamma, epsilon, tiling, temp_buffer=None, basic_block: boo
     loc = user_location()
     temp_buffer = kwargs.pop("shared_tmp_buffer", temp_buffer)
     if kwargs:
-        raise KernelError(f"rmsnorm: unexpected keyword argument(s) {sorted(kwargs)}", loc)
+        raise CallFormError(f"rmsnorm: unexpected keyword argument(s) {sorted(kwargs)}", loc)
     rows = int(tiling.b_length) * int(tiling.s_length)
     h = int(tiling.h_length)
     real_h = int(tiling.original_h_length) or h

@@ -22,6 +22,7 @@ from ascsim.asc.cube_params import (
     Nd2NzParams,
 )
 from ascsim.asc.enums import CO2Layout, QuantModes
+from ascsim.asc.errors import CallFormError
 from ascsim.asc.tensor import GlobalTensor, LocalTensor
 from ascsim.isa import FixPipe, IndexedCopy, KernelError, Mmad
 from ascsim.sim import fractal
@@ -192,7 +193,7 @@ def mmad(dst, fm, filter, *args, **kwargs) -> None:  # noqa: A002 - pyasc's para
         if isinstance(arg, LocalTensor) and bias is None:
             bias = arg
     if kwargs:
-        raise KernelError(f"mmad: unexpected keyword argument(s) {sorted(kwargs)}", loc)
+        raise CallFormError(f"mmad: unexpected keyword argument(s) {sorted(kwargs)}", loc)
     _require(dst, ("L0C",), "dst", "mmad", loc)
     _require(fm, ("L0A",), "fm (the left matrix)", "mmad", loc)
     _require(filter, ("L0B",), "filter (the right matrix)", "mmad", loc)

@@ -12,6 +12,7 @@ import numpy as np
 
 from ascsim.asc.basic.atomic import store_atomic
 from ascsim.asc.context import current_core, user_location
+from ascsim.asc.errors import CallFormError
 from ascsim.asc.params import (
     DataCopyEnhancedParams,
     DataCopyExtParams,
@@ -59,7 +60,15 @@ def data_copy(dst, src, *args, **kwargs) -> None:
             return
     kwargs = dict(kwargs)
     count = kwargs.pop("count", None)
-    params = kwargs.pop("repeat_params", None) or kwargs.pop("params", None)
+    # pyasc names the parameter object repeat_params (DataCopyParams) or intri_params (the
+    # cube-side forms: Nd2NzParams, ...); params is the older name.
+    given = [kwargs.pop(name) for name in ("repeat_params", "intri_params", "params")
+             if kwargs.get(name) is not None]
+    for name in ("repeat_params", "intri_params", "params"):
+        kwargs.pop(name, None)
+    if len(given) > 1:
+        raise CallFormError("data_copy: give one of repeat_params=, intri_params=, params=", loc)
+    params = given[0] if given else None
     kwargs.pop("enhanced_params", None)
     for arg in args:
         if isinstance(arg, (DataCopyEnhancedParams,)):
@@ -69,7 +78,7 @@ def data_copy(dst, src, *args, **kwargs) -> None:
         elif params is None:
             params = arg
     if kwargs:
-        raise KernelError(f"data_copy: unexpected keyword argument(s) {sorted(kwargs)}", loc)
+        raise CallFormError(f"data_copy: unexpected keyword argument(s) {sorted(kwargs)}", loc)
     handler = EXTRA_FORMS.get(type(params)) if params is not None else None
     if handler is not None:
         handler(dst, src, params, loc)

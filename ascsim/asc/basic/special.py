@@ -7,6 +7,7 @@ import numpy as np
 from ascsim.asc.basic.vector import operand_strides, parse_form, vector_op
 from ascsim.asc.context import current_core, user_location
 from ascsim.asc.enums import CMPMODE, SELMODE, RoundMode
+from ascsim.asc.errors import CallFormError
 from ascsim.asc.params import BinaryRepeatParams, CopyRepeatParams, UnaryRepeatParams
 from ascsim.isa import (
     REPEAT_BYTES,
@@ -68,13 +69,18 @@ def duplicate(dst, scalar, *args, **kwargs) -> None:
 
 
 # ------------------------------------------------------------------------------ copy (UB->UB)
-def copy(dst, src, mask, repeat_times, repeat_params: CopyRepeatParams | None = None,
-         is_set_mask: bool = True) -> None:
-    """``copy(dst, src, mask, repeat_times, CopyRepeatParams)``: UB to UB on the vector unit.
+def copy(dst, src, mask, repeat_times=None, repeat_params: CopyRepeatParams | None = None,
+         is_set_mask: bool = True, *, repeat_time=None) -> None:
+    """``copy(dst, src, mask, repeat_times, CopyRepeatParams)``: UB to UB on the vector unit
+    (``repeat_time=`` is pyasc's keyword for ``repeat_times``).
 
     The bits are moved as they are (viewed as unsigned ints), so NaN payloads survive.
     """
     loc = user_location()
+    if (repeat_times is None) == (repeat_time is None):
+        raise CallFormError("copy: give the repeat count once, as repeat_times (positional) or "
+                            "repeat_time=", loc)
+    repeat_times = repeat_time if repeat_times is None else repeat_times
     params = repeat_params or CopyRepeatParams()
     size = dst.dtype.sizeof()
     if size not in (2, 4) or src.dtype.sizeof() != size:
@@ -218,7 +224,7 @@ def _reduce(name: str, dst, src, work, args, kwargs) -> None:
         index, lane_index = lanes.index["src"], lanes.bit
         repeats = lanes.repeats
     if kwargs:
-        raise KernelError(f"{name}: unexpected keyword argument(s) {sorted(kwargs)}", loc)
+        raise CallFormError(f"{name}: unexpected keyword argument(s) {sorted(kwargs)}", loc)
     work_region = work.region() if work is not None and hasattr(work, "mem") else None
     current_core().execute(VectorReduce(REDUCERS[name], dst.region(), src.region(), index,
                                         lane_index, cal_index, repeats, loc, work_region, name))
