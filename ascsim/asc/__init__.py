@@ -27,9 +27,19 @@ from ascsim.asc.basic.block_reduce import (
     repeat_reduce_sum,
 )
 from ascsim.asc.basic.brcb import brcb
+from ascsim.asc.basic.cmp_mask import get_cmp_mask, set_cmp_mask
 from ascsim.asc.basic.crosscore import cross_core_set_flag, cross_core_wait_flag, sync_all
 from ascsim.asc.basic.cube import *  # noqa: F403 - load_data, mmad, fixpipe and their params
 from ascsim.asc.basic.data_copy import data_copy, data_copy_pad
+from ascsim.asc.basic.fused_cast import (
+    VdeqInfo,
+    add_deq_relu,
+    add_relu_cast,
+    cast_deq,
+    mul_cast,
+    set_deq_scale,
+    sub_relu_cast,
+)
 from ascsim.asc.basic.gather_mask import (
     GatherMaskParams,
     gather_mask,

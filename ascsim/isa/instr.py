@@ -38,6 +38,9 @@ CROSS_CORE_SCOPES = ("all_of_kind", "subblock_pair", "group", "unicast")
 GateAction = Literal["acquire_write", "release_write", "acquire_read", "release_read"]
 GATE_ACTIONS = ("acquire_write", "release_write", "acquire_read", "release_read")
 
+#: Bytes of the vector unit's compare-mask register: one bit per lane of a 16-bit repeat.
+CMPMASK_BYTES = 16
+
 
 # ============================================================================ data movement
 class Copy(NamedTuple):
@@ -154,14 +157,14 @@ class Vector(NamedTuple):
 class VectorCompare(NamedTuple):
     """Compare element-wise and write one bit per lane (``V`` pipe, cost class ``compare``).
 
-    Semantics: bit ``bits[i]`` of ``dst`` (bytes, least significant bit first) = ``cmp(a_i,
-    b_i)`` where ``a`` is ``srcs[0]`` at ``lanes[0]``, ``b`` is ``srcs[1]`` at ``lanes[1]`` or
-    the scalar; ``cmp`` is one of ``lt gt eq le ge ne``. Other bits keep their values.
+    Semantics: bit ``bits[i]`` of ``dst`` (bytes, least significant bit first; ``dst`` None:
+    of the compare-mask register, see :class:`CmpMaskMove`) = ``cmp(a_i, b_i)`` where ``a``
+    is ``srcs[0]`` at ``lanes[0]``, ``b`` is ``srcs[1]`` at ``lanes[1]`` or the scalar; ``cmp`` is one of ``lt gt eq le ge ne``. Other bits keep their values.
     Cost: as :class:`Vector` over ``repeats``.
     """
 
     cmp: str
-    dst: Region
+    dst: Region | None
     srcs: tuple
     lanes: tuple
     bits: np.ndarray
@@ -176,11 +179,12 @@ class VectorSelect(NamedTuple):
     """Choose per lane between two sources by a bit mask (``V`` pipe, cost class ``select``).
 
     Semantics: ``dst[lanes[0]] = srcs[0][lanes[1]] if bit bits[i] of mask else srcs[1][lanes[2]]``
-    (or the scalar when ``srcs`` has one region). Cost: as :class:`Vector` over ``repeats``.
+    (or the scalar when ``srcs`` has one region); ``mask`` None: the bits of the compare-mask
+    register (:class:`CmpMaskMove`). Cost: as :class:`Vector` over ``repeats``.
     """
 
     dst: Region
-    mask: Region
+    mask: Region | None
     srcs: tuple
     lanes: tuple
     bits: np.ndarray
@@ -435,7 +439,9 @@ class SetVectorRegisters(NamedTuple):
     per-repeat bit mask; ``"counter"``: the low word is the total element count) and the
     ``low``/``high`` 64-bit words. The side outputs of two instructions, set as part of them:
     ``remain``, the count of elements a ``gather_mask`` kept, and ``mrg_sort``, the entries a
-    ``mrg_sort`` took from each of its four queues. ``None`` leaves a register as it is.
+    ``mrg_sort`` took from each of its four queues. ``deq``: the DEQSCALE register that the
+    dequantising vector ops read (:mod:`ascsim.sim.exec_registers` says its forms). ``None``
+    leaves a register as it is.
     ``side_effect``: the change is part of another instruction (a vector instruction that sets
     its own mask, or resets it after a count-form call), which is priced on its own.
     Cost: one scalar instruction when it sets the mode or a mask word and is not a side
@@ -449,6 +455,24 @@ class SetVectorRegisters(NamedTuple):
     mrg_sort: tuple | None = None
     side_effect: bool = False
     op: str = "set_vector_registers"
+    deq: tuple | None = None
+
+
+class CmpMaskMove(NamedTuple):
+    """Move the vector unit's compare-mask register (CMPMASK, ``CMPMASK_BYTES`` bytes) to or
+    from UB (``V`` pipe, cost class ``copy`` over one repeat).
+
+    Semantics: ``to_register``: the first ``CMPMASK_BYTES`` bytes of ``region`` become the
+    register; else the register's bytes are written to them. The register is also written by
+    a :class:`VectorCompare` without a destination and read by a :class:`VectorSelect`
+    without a mask region. A core starts with the register all zero.
+    """
+
+    region: Region
+    to_register: bool
+    loc: Location
+    op: str = "cmp_mask"
+    after: float = 0.0
 
 
 # ============================================================================ synchronisation
@@ -591,7 +615,8 @@ class GateOp(NamedTuple):  # (gate_op below builds one without the constructor's
 gate_op = partial(tuple.__new__, GateOp)
 
 __all__ = [
-    "CROSS_CORE_SCOPES", "GATE_ACTIONS", "Copy", "CoreBarrier", "CrossCoreScope", "CrossCoreSet",
+    "CMPMASK_BYTES", "CROSS_CORE_SCOPES", "GATE_ACTIONS", "CmpMaskMove", "Copy", "CoreBarrier",
+    "CrossCoreScope", "CrossCoreSet",
     "CrossCoreWait", "CubeProduct", "FixPipe", "GateAction", "GateOp", "Handoff", "IndexedCopy",
     "Inspect", "Location", "Mmad", "Mutex", "PipeBarrier", "Request", "ScalarLoad", "ScalarOps",
     "ScalarStore", "SetFlag", "SetVectorRegisters", "Vector", "VectorCompare", "VectorGather",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ascsim.asc.basic.cmp_mask import compare_to_register, select_by_register
 from ascsim.asc.basic.vector import operand_strides, parse_form, vector_op
 from ascsim.asc.context import current_core, user_location
 from ascsim.asc.enums import CMPMODE, SELMODE, RoundMode
@@ -144,9 +145,18 @@ def _compare(name, dst, src0, src1_or_scalar, cmp_mode, args, kwargs, scalar: bo
         src1_or_scalar if scalar else None, name))
 
 
-def compare(dst, src0, src1, cmp_mode, *args, **kwargs) -> None:
-    """``compare(dst_mask, src0, src1, CMPMODE, count)``: one result bit per element."""
-    _compare("compare", dst, src0, src1, cmp_mode, args, kwargs, scalar=False)
+def compare(*args, **kwargs) -> None:
+    """``compare(dst_mask, src0, src1, CMPMODE, count)``: one result bit per element; or
+    ``compare(src0, src1, CMPMODE, mask, repeat_params)``: into the compare-mask register."""
+    if "dst" not in kwargs and (isinstance(args[2] if len(args) > 2 else None, CMPMODE)
+                                or (len(args) < 3 and "cmp_mode" in kwargs)):
+        compare_to_register(*args, **kwargs)
+        return
+    names = ("dst", "src0", "src1", "cmp_mode")
+    fixed = dict(zip(names, args))
+    for name in names[len(fixed):]:
+        fixed[name] = kwargs.pop(name)
+    _compare("compare", *fixed.values(), args[4:], kwargs, scalar=False)
 
 
 def compare_scalar(dst, src0, scalar, cmp_mode, *args, **kwargs) -> None:
@@ -154,7 +164,7 @@ def compare_scalar(dst, src0, scalar, cmp_mode, *args, **kwargs) -> None:
     _compare("compare_scalar", dst, src0, scalar, cmp_mode, args, kwargs, scalar=True)
 
 
-def select(dst, sel_mask, src0, src1, sel_mode=SELMODE.VSEL_TENSOR_TENSOR_MODE, *args,
+def select(dst, sel_mask, src0, src1=None, sel_mode=SELMODE.VSEL_TENSOR_TENSOR_MODE, *args,
            **kwargs) -> None:
     """``select(dst, sel_mask, src0, src1|scalar, SELMODE, count)``: bit set -> src0, else src1.
 
@@ -163,6 +173,10 @@ def select(dst, sel_mask, src0, src1, sel_mode=SELMODE.VSEL_TENSOR_TENSOR_MODE, 
     VSEL_TENSOR_SCALAR_MODE (1, src1 a scalar) and VSEL_TENSOR_TENSOR_MODE (2) consume the mask
     repeat after repeat. Lanes the mask disables keep dst's old value.
     """
+    if src1 is None and "repeat_params" in kwargs:  # no sel_mask: the compare-mask register
+        select_by_register(dst, sel_mask, src0, kwargs.pop("repeat_times"),
+                           kwargs.pop("repeat_params"), kwargs.pop("sel_mode", sel_mode))
+        return
     loc = user_location()
     mode = SELMODE(sel_mode)
     scalar = mode == SELMODE.VSEL_TENSOR_SCALAR_MODE
