@@ -159,7 +159,8 @@ class VectorCompare(NamedTuple):
 
     Semantics: bit ``bits[i]`` of ``dst`` (bytes, least significant bit first; ``dst`` None:
     of the compare-mask register, see :class:`CmpMaskMove`) = ``cmp(a_i, b_i)`` where ``a``
-    is ``srcs[0]`` at ``lanes[0]``, ``b`` is ``srcs[1]`` at ``lanes[1]`` or the scalar; ``cmp`` is one of ``lt gt eq le ge ne``. Other bits keep their values.
+    is ``srcs[0]`` at ``lanes[0]``, ``b`` is ``srcs[1]`` at ``lanes[1]`` or the scalar;
+    ``cmp`` is one of ``lt gt eq le ge ne``. Other bits keep their values.
     Cost: as :class:`Vector` over ``repeats``.
     """
 
