@@ -60,6 +60,7 @@ from ascsim.asc.basic.scalar_bits import (
     scalar_get_count_of_value,
     scalar_get_sff_value,
 )
+from ascsim.asc.basic.scatter import GatherRepeatParams, gatherb, scatter
 from ascsim.asc.basic.sort import (
     MrgSort4Info,
     MrgSortSrcList,

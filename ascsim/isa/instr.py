@@ -241,6 +241,48 @@ class VectorGather(NamedTuple):
     after: float = 0.0
 
 
+class VectorBlockGather(NamedTuple):
+    """Gather whole 32-byte blocks by byte offsets (``V`` pipe, cost class ``transpose``).
+
+    Semantics: for repeat ``r < repeats`` and block ``j < 8``, the 32 bytes of ``src`` at byte
+    ``offsets[r * 8 + j]`` (uint32, counted from ``src.offset``, a multiple of 32) go to
+    ``dst``'s block ``r * rep_stride + j * blk_stride``. Reads are recorded as the blocks
+    gathered. Cost: as :class:`Vector` over ``repeats``.
+    """
+
+    dst: Region
+    src: Region
+    offsets: Region
+    repeats: int
+    blk_stride: int
+    rep_stride: int
+    loc: Location
+    op: str = "gatherb"
+    after: float = 0.0
+
+
+class VectorScatter(NamedTuple):
+    """Scatter elements to byte offsets (``V`` pipe, cost class ``transpose``).
+
+    Semantics: for each lane ``i``, ``src[src_lanes[i]]`` goes to ``dst`` at byte ``base +
+    offsets[offset_lanes[i]]`` (uint32 offsets, counted from ``dst.offset``, multiples of the
+    element size). Two lanes writing one element leave either value (the device does not
+    define which); the model keeps the later lane's. Writes are recorded as the elements
+    written. Cost: as :class:`Vector` over ``repeats``.
+    """
+
+    dst: Region
+    src: Region
+    offsets: Region
+    base: int
+    src_lanes: np.ndarray
+    offset_lanes: np.ndarray
+    repeats: int
+    loc: Location
+    op: str = "scatter"
+    after: float = 0.0
+
+
 class VectorSequence(NamedTuple):
     """A library routine that is a chain of dependent vector instructions (``V`` pipe).
 
@@ -620,6 +662,7 @@ __all__ = [
     "CrossCoreScope", "CrossCoreSet",
     "CrossCoreWait", "CubeProduct", "FixPipe", "GateAction", "GateOp", "Handoff", "IndexedCopy",
     "Inspect", "Location", "Mmad", "Mutex", "PipeBarrier", "Request", "ScalarLoad", "ScalarOps",
-    "ScalarStore", "SetFlag", "SetVectorRegisters", "Vector", "VectorCompare", "VectorGather",
-    "VectorReduce", "VectorSelect", "VectorSequence", "WaitFlag", "gate_op",
+    "ScalarStore", "SetFlag", "SetVectorRegisters", "Vector", "VectorBlockGather",
+    "VectorCompare", "VectorGather", "VectorReduce", "VectorScatter", "VectorSelect",
+    "VectorSequence", "WaitFlag", "gate_op",
 ]
