@@ -28,6 +28,15 @@ from ascsim.asc.basic.block_reduce import (
 )
 from ascsim.asc.basic.brcb import brcb
 from ascsim.asc.basic.cmp_mask import get_cmp_mask, set_cmp_mask
+from ascsim.asc.basic.core_config import (
+    LoadDataRepeatParam,
+    set_fix_pipe_pre_quant_flag,
+    set_hf32_mode,
+    set_hf32_trans_mode,
+    set_load_data_boundary,
+    set_load_data_repeat,
+    set_pad_value,
+)
 from ascsim.asc.basic.crosscore import cross_core_set_flag, cross_core_wait_flag, sync_all
 from ascsim.asc.basic.cube import *  # noqa: F403 - load_data, mmad, fixpipe and their params
 from ascsim.asc.basic.data_copy import data_copy, data_copy_pad

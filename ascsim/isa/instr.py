@@ -333,10 +333,13 @@ class Mmad(NamedTuple):
     A and C are ``a_rows`` / ``c_rows`` rows apart and the fractal rows of B hold ``b_cols``
     columns; 0 means the tight frame. Only the ``m x k`` / ``k x n`` / ``m x n`` windows (in
     whole fractals) are read and written. ``unit_flag`` ("partial" / "final"): the L0C
-    buffer's unit-flag handshake with the fixpipe (:mod:`ascsim.sim.unit_flag`).
+    buffer's unit-flag handshake with the fixpipe (:mod:`ascsim.sim.unit_flag`). ``hf32``
+    ("even" / "away"): fp32 inputs are first rounded to HF32 (:func:`ascsim.sim.numerics.
+    to_hf32`, ties to even or away from zero).
 
     Cost: ``busy = startup + ceil(m/16) * ceil(n/16) * ceil(k / k_step[dtype])`` cycles (the
-    CubeCost of the SoC table), no extra latency.
+    CubeCost of the SoC table), no extra latency; in HF32 mode K is consumed twice as fast as
+    in fp32 (ascend-hw: HF32 = 2x fp32).
     """
 
     m: int
@@ -355,6 +358,7 @@ class Mmad(NamedTuple):
     b_cols: int = 0
     c_rows: int = 0
     unit_flag: str | None = None
+    hf32: str | None = None
 
 
 class FixPipe(NamedTuple):

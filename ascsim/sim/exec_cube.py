@@ -19,7 +19,7 @@ from ascsim.isa.operands import Region
 from ascsim.sim import fractal, unit_flag
 from ascsim.sim.access import strided
 from ascsim.sim.exec_copy import route
-from ascsim.sim.numerics import convert, cube_matmul, start_cube_matmul
+from ascsim.sim.numerics import convert, cube_matmul, start_cube_matmul, to_hf32
 from ascsim.sim.views import (
     ATOMIC_OPS,
     check_accesses,
@@ -40,7 +40,9 @@ ACCUMULATOR = {"float16": "float32", "bfloat16": "float32", "float32": "float32"
 # ------------------------------------------------------------------------------ mmad
 def execute_mmad(core, rec: Mmad):
     loc = rec.loc
-    busy = core.costs.mmad(rec.m, rec.n, rec.k, rec.dtype)
+    hf32 = rec.hf32 if rec.dtype == "float32" else None
+    # HF32 consumes K twice as fast as fp32: priced as the fp32 Mmad of half the K.
+    busy = core.costs.mmad(rec.m, rec.n, -(-rec.k // 2) if hf32 else rec.k, rec.dtype)
     if rec.dst is None:  # cost-only: the values come from a CubeProduct
         start = core.begin("M", rec.after)
         return core.place("M", rec.op, start, busy, 0, loc, (), (), rec)
@@ -70,6 +72,8 @@ def execute_mmad(core, rec: Mmad):
         else:
             a_nd = fractal.zz_to_nd(a_flat, mp, kp, c0)[:, :k]
         b_nd = fractal.zn_to_nd(b_flat, kp, frames.b_cols, c0)[:k, :np_]
+        if hf32:
+            a_nd, b_nd = to_hf32(a_nd, hf32), to_hf32(b_nd, hf32)
         initial = _initial_c(core, rec, c_flat, mp, np_, frames, reads, loc)
         result = _matmul(a_nd, b_nd, initial, acc_type).astype(acc_type)
         if frames.c_rows == mp:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ascsim.asc.basic import data_copy as _dc
+from ascsim.asc.basic.core_config import hf32_rounding
 from ascsim.asc.context import current_core, user_location
 from ascsim.asc.cube_params import (
     FixpipeConfig,
@@ -202,9 +203,10 @@ def mmad(dst, fm, filter, *args, **kwargs) -> None:  # noqa: A002 - pyasc's para
     if bias is None and p.accumulate and p.cmatrix_source:
         raise KernelError("mmad: cmatrix_source=True takes C's initial value from the bias "
                           "table, but no bias tensor was passed", loc)
+    hf32 = hf32_rounding() if fm.dtype.name == "float32" else None
     current_core().execute(Mmad(p.m, p.n, p.k, fm.dtype.name, loc, dst.region(), fm.region(),
                                 filter.region(), None if bias is None else bias.region(),
-                                bool(p.accumulate)))
+                                bool(p.accumulate), hf32=hf32))
 
 
 # ------------------------------------------------------------------------------ fixpipe
