@@ -28,6 +28,7 @@ from ascsim.asc.basic.block_reduce import (
 )
 from ascsim.asc.basic.brcb import brcb
 from ascsim.asc.basic.cmp_mask import get_cmp_mask, set_cmp_mask
+from ascsim.asc.basic.copy_forms import DataCopyCO12DstParams, Nz2NdParamsFull, SliceInfo
 from ascsim.asc.basic.core_config import (
     LoadDataRepeatParam,
     set_fix_pipe_pre_quant_flag,

@@ -25,6 +25,9 @@ from ascsim.isa import BLOCK_BYTES, Bursts, Copy, KernelError
 
 # Cube-side copy forms register themselves here: parameter type -> handler(dst, src, params).
 EXTRA_FORMS: dict[type, object] = {}
+#: The slice form ``data_copy(dst, src, dst_slices, src_slices, dim_value)`` (set by
+#: :mod:`ascsim.asc.basic.copy_forms`).
+SLICE_FORM = None
 
 
 def _copy(op: str, dst, src, bursts: Bursts, loc, pad=None, whole_blocks=False):
@@ -48,6 +51,9 @@ def _check_block_aligned(op: str, nbytes: int, loc, what: str) -> None:
 def data_copy(dst, src, *args, **kwargs) -> None:
     """``data_copy(dst, src, count)``, ``data_copy(dst, src, repeat_params=DataCopyParams)``,
     or a cube-side form (``Nd2NzParams``, ...)."""
+    if "slice_list1" in kwargs or (args and isinstance(args[0], (list, tuple))):
+        SLICE_FORM(dst, src, *args, **kwargs)
+        return
     loc = user_location()
     kwargs = dict(kwargs)
     count = kwargs.pop("count", None)
