@@ -56,6 +56,7 @@ from ascsim.asc.basic.gather_mask import (
     get_gather_mask_remain_count,
 )
 from ascsim.asc.basic.img2col import *  # noqa: F403 - Load3D, DN2NZ, gather
+from ascsim.asc.basic.init_const import InitConstValueParams, init_const_value
 from ascsim.asc.basic.list_tensor import ListTensorDesc, TensorDesc
 from ascsim.asc.basic.mask import (
     MASK_PLACEHOLDER,
