@@ -26,6 +26,7 @@ from ascsim.asc.basic.block_reduce import (
     pair_reduce_sum,
     repeat_reduce_sum,
 )
+from ascsim.asc.basic.block_sync import ib_set, ib_wait, notify_next_block, wait_pre_block
 from ascsim.asc.basic.brcb import brcb
 from ascsim.asc.basic.cmp_mask import get_cmp_mask, set_cmp_mask
 from ascsim.asc.basic.copy_forms import DataCopyCO12DstParams, Nz2NdParamsFull, SliceInfo

@@ -588,6 +588,41 @@ class CrossCoreWait(NamedTuple):
     scope: CrossCoreScope | None = None
 
 
+class GmFlagSet(NamedTuple):
+    """Write ``value`` (int32) into the GM word ``flag`` once everything queued on ``pipe`` has
+    completed: a flag that cores poll in GM (Ascend C's IBSet, NotifyNextBlock).
+
+    Semantics: the word holds ``value`` from then on (in a run without values, the launch
+    remembers it). Cost: issue only on the scalar unit; the word lands
+    ``gm_write_latency_cycles`` after ``pipe`` drains. An ordering edge for the race checks.
+    """
+
+    flag: Region
+    value: int
+    pipe: str
+    loc: Location
+    op: str = "gm_flag_set"
+
+
+class GmFlagWait(NamedTuple):
+    """Hold ``pipe`` until the GM word ``flag`` holds at least ``value`` (set by a
+    :class:`GmFlagSet` of any core, or already there when the launch holds values): a core
+    polling GM (Ascend C's IBWait, WaitPreBlock).
+
+    Semantics: memory is unchanged. A wait that no running core can satisfy is a deadlock
+    report naming the cores, ``who`` should have set it and ``loc`` (the device polls forever).
+    Cost: the waiter's ``pipe`` goes on ``gm_read_latency_cycles`` after the word landed (or
+    after the wait was issued, when it was already set).
+    """
+
+    flag: Region
+    value: int
+    pipe: str
+    loc: Location
+    who: str = ""
+    op: str = "gm_flag_wait"
+
+
 class CoreBarrier(NamedTuple):
     """Every core of the caller's kind (``everyone``: every core of the launch) finishes its
     queued work before any of them goes on (``used_cores``: only the first so many take part).
@@ -664,7 +699,8 @@ gate_op = partial(tuple.__new__, GateOp)
 __all__ = [
     "CMPMASK_BYTES", "CROSS_CORE_SCOPES", "GATE_ACTIONS", "CmpMaskMove", "Copy", "CoreBarrier",
     "CrossCoreScope", "CrossCoreSet",
-    "CrossCoreWait", "CubeProduct", "FixPipe", "GateAction", "GateOp", "Handoff", "IndexedCopy",
+    "CrossCoreWait", "CubeProduct", "FixPipe", "GateAction", "GateOp", "GmFlagSet", "GmFlagWait",
+    "Handoff", "IndexedCopy",
     "Inspect", "Location", "Mmad", "Mutex", "PipeBarrier", "Request", "ScalarLoad", "ScalarOps",
     "ScalarStore", "SetFlag", "SetVectorRegisters", "Vector", "VectorBlockGather",
     "VectorCompare", "VectorGather", "VectorReduce", "VectorScatter", "VectorSelect",

@@ -13,6 +13,7 @@ from ascsim.sim import (
     exec_copy,
     exec_cube,
     exec_debug,
+    exec_gm_flags,
     exec_registers,
     exec_scatter,
     exec_vector,
@@ -31,4 +32,5 @@ core.EXECUTORS.update(exec_vector.EXECUTORS)
 core.EXECUTORS.update(exec_debug.EXECUTORS)
 core.EXECUTORS.update(exec_registers.EXECUTORS)
 core.EXECUTORS.update(exec_scatter.EXECUTORS)
+core.EXECUTORS.update(exec_gm_flags.EXECUTORS)
 core.EXECUTORS[ScalarOps] = execute_scalar_ops
