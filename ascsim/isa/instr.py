@@ -335,7 +335,11 @@ class Mmad(NamedTuple):
     whole fractals) are read and written. ``unit_flag`` ("partial" / "final"): the L0C
     buffer's unit-flag handshake with the fixpipe (:mod:`ascsim.sim.unit_flag`). ``hf32``
     ("even" / "away"): fp32 inputs are first rounded to HF32 (:func:`ascsim.sim.numerics.
-    to_hf32`, ties to even or away from zero).
+    to_hf32`, ties to even or away from zero). ``sparse``: int8 4:2 structured sparsity -- ``a``
+    is ``m x k``, ``b`` the dense ``k/2 x n`` (ZN), and each B element ``(j, c)`` multiplies the
+    A element its 2-bit index selects from the group of four ``4*(j//2) ..`` (the indices of
+    :class:`SparseIndexLoad`; :mod:`ascsim.sim.exec_sparse` has the rule); priced as the dense
+    ``k/2`` product.
 
     Cost: ``busy = startup + ceil(m/16) * ceil(n/16) * ceil(k / k_step[dtype])`` cycles (the
     CubeCost of the SoC table), no extra latency; in HF32 mode K is consumed twice as fast as
@@ -359,6 +363,27 @@ class Mmad(NamedTuple):
     c_rows: int = 0
     unit_flag: str | None = None
     hf32: str | None = None
+    sparse: bool = False
+
+
+class SparseIndexLoad(NamedTuple):
+    """Load 4:2 sparsity indices into the Cube's index buffer (``MTE1``), next to the dense B
+    fractals they belong to (Ascend C's LoadDataWithSparse).
+
+    Semantics: ``nbytes`` bytes of ``src`` (L1) from byte ``start`` go to the index buffer at
+    byte ``b.offset // 4``: the buffer is a quarter of L0B, one 2-bit index per int8 of L0B at
+    the same position, four to a byte, least significant bits first. A sparse :class:`Mmad`
+    reads the indices of its B region from there.
+    Cost: as a :class:`Copy` L1->L0B of ``nbytes`` in one burst.
+    """
+
+    src: Region
+    b: Region
+    start: int
+    nbytes: int
+    loc: Location
+    op: str = "load_sparse_index"
+    after: float = 0.0
 
 
 class FixPipe(NamedTuple):
@@ -697,12 +722,11 @@ class GateOp(NamedTuple):  # (gate_op below builds one without the constructor's
 gate_op = partial(tuple.__new__, GateOp)
 
 __all__ = [
-    "CMPMASK_BYTES", "CROSS_CORE_SCOPES", "GATE_ACTIONS", "CmpMaskMove", "Copy", "CoreBarrier",
-    "CrossCoreScope", "CrossCoreSet",
-    "CrossCoreWait", "CubeProduct", "FixPipe", "GateAction", "GateOp", "GmFlagSet", "GmFlagWait",
-    "Handoff", "IndexedCopy",
-    "Inspect", "Location", "Mmad", "Mutex", "PipeBarrier", "Request", "ScalarLoad", "ScalarOps",
-    "ScalarStore", "SetFlag", "SetVectorRegisters", "Vector", "VectorBlockGather",
-    "VectorCompare", "VectorGather", "VectorReduce", "VectorScatter", "VectorSelect",
-    "VectorSequence", "WaitFlag", "gate_op",
+    "CMPMASK_BYTES", "CROSS_CORE_SCOPES", "CmpMaskMove", "Copy", "CoreBarrier", "CrossCoreScope",
+    "CrossCoreSet", "CrossCoreWait", "CubeProduct", "FixPipe", "GATE_ACTIONS", "GateAction",
+    "GateOp", "GmFlagSet", "GmFlagWait", "Handoff", "IndexedCopy", "Inspect", "Location", "Mmad",
+    "Mutex", "PipeBarrier", "Request", "ScalarLoad", "ScalarOps", "ScalarStore", "SetFlag",
+    "SetVectorRegisters", "SparseIndexLoad", "Vector", "VectorBlockGather", "VectorCompare",
+    "VectorGather", "VectorReduce", "VectorScatter", "VectorSelect", "VectorSequence", "WaitFlag",
+    "gate_op",
 ]

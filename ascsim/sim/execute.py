@@ -16,6 +16,7 @@ from ascsim.sim import (
     exec_gm_flags,
     exec_registers,
     exec_scatter,
+    exec_sparse,
     exec_vector,
     sync,
 )
@@ -33,4 +34,5 @@ core.EXECUTORS.update(exec_debug.EXECUTORS)
 core.EXECUTORS.update(exec_registers.EXECUTORS)
 core.EXECUTORS.update(exec_scatter.EXECUTORS)
 core.EXECUTORS.update(exec_gm_flags.EXECUTORS)
+core.EXECUTORS.update(exec_sparse.EXECUTORS)
 core.EXECUTORS[ScalarOps] = execute_scalar_ops
