@@ -59,6 +59,14 @@ from ascsim.asc.basic.gather_mask import (
 from ascsim.asc.basic.img2col import *  # noqa: F403 - Load3D, DN2NZ, gather
 from ascsim.asc.basic.init_const import InitConstValueParams, init_const_value
 from ascsim.asc.basic.list_tensor import ListTensorDesc, TensorDesc
+from ascsim.asc.basic.load_forms import (
+    LoadData2DParamsV2,
+    LoadData2dTransposeParamsV2,
+    LoadData3DParamsV1,
+    LoadData3DParamsV2Pro,
+    load_data,
+    load_data_with_transpose,
+)
 from ascsim.asc.basic.mask import (
     MASK_PLACEHOLDER,
     reset_mask,

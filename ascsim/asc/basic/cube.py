@@ -174,9 +174,12 @@ def _load_transposed(dst, src, p: LoadData2dTransposeParams, loc) -> None:
         halves = square.T.reshape(16, group, c0).transpose(1, 0, 2)
     else:
         halves = grid.transpose(0, 2, 1)
-    # halves[h] holds, for each element of destination fractal h, its index in the square.
+    # halves[h] holds, for each element of destination fractal h, its index in the square;
+    # the square's second source fractal lies src_frac_gap fractals after the first's end.
+    in_square = halves.reshape(group, per)
+    in_square = in_square + (in_square // per) * getattr(p, "src_frac_gap", 0) * per
     src_idx = ((p.start_index + r * p.src_stride)[:, None, None] * group * per
-               + halves.reshape(group, per)[None])
+               + in_square[None])
     frac = r[:, None] * (1 + p.dst_gap) + np.arange(group)[None, :] * (1 + p.dst_frac_gap)
     dst_idx = frac[:, :, None] * per + np.arange(per)[None, None, :]
     indexed_copy(op, dst, src, np.broadcast_to(src_idx, dst_idx.shape), dst_idx,
