@@ -42,6 +42,7 @@ from ascsim.asc.basic.core_config import (
 from ascsim.asc.basic.crosscore import cross_core_set_flag, cross_core_wait_flag, sync_all
 from ascsim.asc.basic.cube import *  # noqa: F403 - load_data, mmad, fixpipe and their params
 from ascsim.asc.basic.data_copy import data_copy, data_copy_pad
+from ascsim.asc.basic.debug_check import CheckLocalMemoryIAParam, check_local_memory_ia
 from ascsim.asc.basic.fused_cast import (
     VdeqInfo,
     add_deq_relu,

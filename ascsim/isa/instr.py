@@ -547,6 +547,25 @@ class CmpMaskMove(NamedTuple):
     after: float = 0.0
 
 
+class WatchLocalMemory(NamedTuple):
+    """Arm (``enable``) or disarm exception register ``register`` of the UB access check
+    (Ascend C's CheckLocalMemoryIA, a debug feature).
+
+    Semantics: while armed, every access of this core to UB bytes ``[lo, hi)`` of a kind in
+    ``kinds`` (``scalar_read``, ``scalar_write``, ``vector_read``, ``vector_write``,
+    ``mte_read``, ``mte_write``) is a ``local-memory-ia`` finding at the accessing line (the
+    device raises an exception there). Memory is unchanged. Cost: one scalar instruction.
+    """
+
+    register: int
+    lo: int
+    hi: int
+    kinds: frozenset
+    enable: bool
+    loc: Location
+    op: str = "watch_local_memory"
+
+
 # ============================================================================ synchronisation
 class SetFlag(NamedTuple):
     """Raise event ``event_id`` from pipe ``src`` to pipe ``dst`` once everything queued on
@@ -728,5 +747,5 @@ __all__ = [
     "Mutex", "PipeBarrier", "Request", "ScalarLoad", "ScalarOps", "ScalarStore", "SetFlag",
     "SetVectorRegisters", "SparseIndexLoad", "Vector", "VectorBlockGather", "VectorCompare",
     "VectorGather", "VectorReduce", "VectorScatter", "VectorSelect", "VectorSequence", "WaitFlag",
-    "gate_op",
+    "WatchLocalMemory", "gate_op",
 ]

@@ -18,6 +18,7 @@ from ascsim.sim import (
     exec_scatter,
     exec_sparse,
     exec_vector,
+    exec_watch,
     sync,
 )
 
@@ -35,4 +36,5 @@ core.EXECUTORS.update(exec_registers.EXECUTORS)
 core.EXECUTORS.update(exec_scatter.EXECUTORS)
 core.EXECUTORS.update(exec_gm_flags.EXECUTORS)
 core.EXECUTORS.update(exec_sparse.EXECUTORS)
+core.EXECUTORS.update(exec_watch.EXECUTORS)
 core.EXECUTORS[ScalarOps] = execute_scalar_ops
