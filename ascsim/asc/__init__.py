@@ -9,6 +9,19 @@ from __future__ import annotations
 
 from ascsim.asc import adv  # noqa: F401 - the asc.adv submodule
 from ascsim.asc.auto_tensor import LocalTensorAuto
+from ascsim.asc.basic.aipp import (
+    AippChannelPaddingParams,
+    AippColorSpaceConvParams,
+    AippDataTypeConvParams,
+    AippInputFormat,
+    AippPaddingParams,
+    AippParams,
+    AippSingleLineParams,
+    AippSwapParams,
+    LoadImageToLocalParams,
+    load_image_to_local,
+    set_aipp_functions,
+)
 from ascsim.asc.basic.atomic import (
     get_store_atomic_config,
     set_atomic_add,

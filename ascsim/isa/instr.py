@@ -88,6 +88,27 @@ class Copy(NamedTuple):
     atomic: str | None = None
 
 
+class ImageLoad(NamedTuple):
+    """Load a window of an image from GM with AI Core pre-processing (AIPP; ``MTE2``).
+
+    Semantics: :mod:`ascsim.sim.aipp` -- ``config`` (an :class:`ascsim.sim.aipp.AippConfig`)
+    names the source format and the steps (channel swap, colour-space conversion, data type
+    conversion, spatial and channel padding); ``window`` (an :class:`ascsim.sim.aipp.Window`)
+    the rows and columns read and the padding added. ``src1`` is the UV plane of a YUV420SP
+    image. The pixels land in ``dst`` as rows of pixels of ``config``'s channel count (HWC).
+    Cost: as a :class:`Copy` GM->``dst`` of the destination bytes in one burst per row.
+    """
+
+    dst: Region
+    src0: Region
+    src1: Region | None
+    config: Any
+    window: Any
+    loc: Location
+    op: str = "load_image"
+    after: float = 0.0
+
+
 class IndexedCopy(NamedTuple):
     """A copy that rearranges elements on the way (fractal loads: ND->NZ, 2-D/3-D loads).
 
@@ -743,9 +764,9 @@ gate_op = partial(tuple.__new__, GateOp)
 __all__ = [
     "CMPMASK_BYTES", "CROSS_CORE_SCOPES", "CmpMaskMove", "Copy", "CoreBarrier", "CrossCoreScope",
     "CrossCoreSet", "CrossCoreWait", "CubeProduct", "FixPipe", "GATE_ACTIONS", "GateAction",
-    "GateOp", "GmFlagSet", "GmFlagWait", "Handoff", "IndexedCopy", "Inspect", "Location", "Mmad",
-    "Mutex", "PipeBarrier", "Request", "ScalarLoad", "ScalarOps", "ScalarStore", "SetFlag",
-    "SetVectorRegisters", "SparseIndexLoad", "Vector", "VectorBlockGather", "VectorCompare",
-    "VectorGather", "VectorReduce", "VectorScatter", "VectorSelect", "VectorSequence", "WaitFlag",
-    "WatchLocalMemory", "gate_op",
+    "GateOp", "GmFlagSet", "GmFlagWait", "Handoff", "ImageLoad", "IndexedCopy", "Inspect",
+    "Location", "Mmad", "Mutex", "PipeBarrier", "Request", "ScalarLoad", "ScalarOps",
+    "ScalarStore", "SetFlag", "SetVectorRegisters", "SparseIndexLoad", "Vector",
+    "VectorBlockGather", "VectorCompare", "VectorGather", "VectorReduce", "VectorScatter",
+    "VectorSelect", "VectorSequence", "WaitFlag", "WatchLocalMemory", "gate_op",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ascsim.isa.instr import ScalarOps
 from ascsim.sim import (
+    aipp,
     core,
     exec_copy,
     exec_cube,
@@ -37,4 +38,5 @@ core.EXECUTORS.update(exec_scatter.EXECUTORS)
 core.EXECUTORS.update(exec_gm_flags.EXECUTORS)
 core.EXECUTORS.update(exec_sparse.EXECUTORS)
 core.EXECUTORS.update(exec_watch.EXECUTORS)
+core.EXECUTORS.update(aipp.EXECUTORS)
 core.EXECUTORS[ScalarOps] = execute_scalar_ops
