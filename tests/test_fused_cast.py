@@ -180,7 +180,19 @@ def test_cast_deq_vector_table_one_word_per_lane():
     np.testing.assert_array_equal(out, expected)
 
 
-def test_cast_deq_without_set_deq_scale_is_an_error():
+def test_cast_deq_without_set_deq_scale_reads_the_reset_register():
+    a = np.arange(64, dtype=np.int32)
+    got, report = run_vector(lambda d, s: asc.cast_deq(d, s, 64), np.ones(64, np.float16), a)
+    np.testing.assert_array_equal(got, np.zeros(64, np.float16))  # scale 0
+    assert [f.category for f in report.findings] == ["register-unset"]
+
+
+def test_cast_deq_with_the_other_form_of_set_deq_scale_is_an_error():
     a = np.zeros(64, np.int32)
-    with pytest.raises(KernelError, match="DEQSCALE register was never set"):
-        run_vector(lambda d, s: asc.cast_deq(d, s, 64), np.zeros(64, np.float16), a)
+
+    def body(d, s):
+        asc.set_deq_scale(1.0, 0, True)
+        asc.cast_deq(d, s, 64)
+
+    with pytest.raises(KernelError, match="last set by set_deq_scale\\(scale, offset"):
+        run_vector(body, np.zeros(64, np.float16), a)

@@ -28,6 +28,7 @@ from ascsim.isa import (
     SetVectorRegisters,
     Vector,
     mask_positions,
+    region_of,
 )
 from ascsim.sim.dequant import TABLE_WORDS, pack_deq_word
 
@@ -73,11 +74,23 @@ mul_cast = _fused("mul_cast")
 add_deq_relu = _fused("add_deq_relu")
 
 
-def _deq_register(name: str, loc, want: str = "half") -> tuple:
+def _deq_register(name: str, loc, want: str = "half", ub=None) -> tuple:
+    """DEQSCALE as the op reads it. Never set in this launch: a ``register-unset`` finding,
+    and the register's reset value 0 (a zero scale and offset; a table at UB address 0, the
+    ``ub`` region's memory)."""
     reg = registers().deq
     if reg is None:
-        raise KernelError(f"{name}: the DEQSCALE register was never set: call set_deq_scale "
-                          "first", loc)
+        core = current_core()
+        core.launch.findings.report(
+            "register-unset", f"{name} reads the DEQSCALE register, which no set_deq_scale "
+            "set in this launch: the device uses the register's reset value (0)", loc,
+            hint="call set_deq_scale with the form this conversion needs first",
+            core=core.core_id)
+        zero = {"half": ("half", 0.0), "b8": ("b8", 0.0, 0, False)}
+        if want in zero:
+            return zero[want]
+        return ("table", region_of((ub.mem, 0, TABLE_WORDS, np.dtype(np.uint64), None, None,
+                                    None)))
     if reg[0] != want:
         forms = {"half": "set_deq_scale(scale) with an fp16 scale",
                  "b8": "set_deq_scale(scale, offset, sign_mode)",
@@ -153,7 +166,7 @@ def cast_deq(dst, src, *args, **kwargs) -> None:
     dst_idx, src_idx, repeats = _b8_lanes(form, dst, src, half_block, loc)
     core = current_core()
     if is_vec_deq:
-        table = _deq_register("cast_deq(is_vec_deq=True)", loc, "table")[1]
+        table = _deq_register("cast_deq(is_vec_deq=True)", loc, "table", dst.region())[1]
         rec = Vector("dequant_table", dst.region(), (src.region(), table), loc,
                      lanes=(dst_idx, src_idx, src_idx % TABLE_WORDS), repeats=repeats)
     else:
