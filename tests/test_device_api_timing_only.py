@@ -9,7 +9,6 @@ import test_aipp
 import test_block_sync
 import test_copy_forms
 import test_debug_check
-import test_gatherb_scatter
 import test_init_const
 import test_sparse_mmad
 from kernel_helpers import run_vector
