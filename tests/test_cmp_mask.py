@@ -97,3 +97,64 @@ def test_select_by_the_register_applies_its_bits_in_every_repeat(dtype):
     bits = np.unpackbits(mask_bytes, bitorder="little")[:per].astype(bool)
     expected = np.where(np.tile(bits, 3), a, b)
     np.testing.assert_array_equal(out, expected)
+
+
+@asc.jit
+def _select_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, m: asc.GlobalAddress,
+                   z: asc.GlobalAddress, n: asc.ConstExpr[int], form: asc.ConstExpr[str],
+                   scalar: asc.ConstExpr[float]):
+    pipe = asc.TPipe()
+    ba = asc.TBuf(asc.TPosition.VECCALC)
+    bb = asc.TBuf(asc.TPosition.VECCALC)
+    bm = asc.TBuf(asc.TPosition.VECCALC)
+    br = asc.TBuf(asc.TPosition.VECCALC)
+    bz = asc.TBuf(asc.TPosition.VECCALC)
+    pipe.init_buffer(buf=ba, num=n * 2)
+    pipe.init_buffer(buf=bb, num=n * 2)
+    pipe.init_buffer(buf=bm, num=64)
+    pipe.init_buffer(buf=br, num=32)
+    pipe.init_buffer(buf=bz, num=n * 2)
+    la = ba.get(asc.float16)
+    lb = bb.get(asc.float16)
+    lm = bm.get(asc.uint8)
+    lz = bz.get(asc.float16)
+    gx = asc.GlobalTensor()
+    gy = asc.GlobalTensor()
+    gm = asc.GlobalTensor()
+    gz = asc.GlobalTensor()
+    gx.set_global_buffer(x)
+    gy.set_global_buffer(y)
+    gm.set_global_buffer(m)
+    gz.set_global_buffer(z)
+    asc.data_copy(la, gx, n)
+    asc.data_copy(lb, gy, n)
+    asc.data_copy(lm, gm, 64)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.reset_mask()
+    params = asc.BinaryRepeatParams()
+    if form == "tensor":  # the register holds the selection mask's UB address
+        reg = br.get(asc.uint64)
+        reg.set_value(0, lm.get_phy_addr())
+        asc.set_cmp_mask(reg)
+        asc.select(lz, la, lb, repeat_times=2, repeat_params=params,
+                   sel_mode=asc.SELMODE.VSEL_TENSOR_TENSOR_MODE)
+    else:  # the register holds the scalar
+        reg = br.get(asc.float16)
+        reg.set_value(0, scalar)
+        asc.set_cmp_mask(reg)
+        asc.select(lz, lm, la, 2, params)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.data_copy(gz, lz, n)
+
+
+@pytest.mark.parametrize("form", ["tensor", "scalar"])
+def test_register_select_forms_consume_the_mask_repeat_after_repeat(form):
+    n = 256
+    a = RNG.uniform(-1, 1, n).astype(np.float16)
+    b = RNG.uniform(-1, 1, n).astype(np.float16)
+    mask = RNG.integers(0, 256, 64).astype(np.uint8)
+    out = np.zeros(n, np.float16)
+    _select_kernel[1](a, b, mask, out, n, form, 2.5)
+    bits = np.unpackbits(mask, bitorder="little")[:n].astype(bool)
+    other = b if form == "tensor" else np.float16(2.5)
+    np.testing.assert_array_equal(out, np.where(bits, a, other))

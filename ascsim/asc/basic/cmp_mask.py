@@ -27,8 +27,10 @@ from ascsim.isa import (
     VectorSelect,
     check_repeat,
     mask_positions,
+    region_of,
     repeat_indices,
 )
+from ascsim.sim.exec_registers import cmp_mask_bytes
 
 COMPARISONS = {CMPMODE.LT: "lt", CMPMODE.GT: "gt", CMPMODE.EQ: "eq", CMPMODE.LE: "le",
                CMPMODE.GE: "ge", CMPMODE.NE: "ne"}
@@ -83,16 +85,9 @@ def compare_to_register(src0, src1, cmp_mode, mask=None, repeat_params=None,
         note_own_mask(mask, per_repeat, loc)
 
 
-def select_by_register(dst, src0, src1, repeat_times, repeat_params, sel_mode) -> None:
-    """``select(dst, src0, src1, repeat_times=, repeat_params=, sel_mode=)``: the elements the
-    mask registers enable, in each repeat, from src0 where the compare-mask register's bit of
-    that position is set, else from src1."""
-    loc = user_location(2)
-    mode = SELMODE(sel_mode)
-    if mode != SELMODE.VSEL_CMPMASK_SPR:
-        raise KernelError(f"select without a selection mask: SELMODE.{mode.name} keeps a UB "
-                          "address in the compare-mask register, which is not modelled; use "
-                          "SELMODE.VSEL_CMPMASK_SPR or pass sel_mask", loc)
+def _register_lanes(dst, repeat_times, repeat_params, roles, loc):
+    """(lanes per role, repeat-relative positions, repeats, count) of a register-form select:
+    the mask registers decide the elements, as for every instruction without its own mask."""
     size = dst.dtype.sizeof()
     per_repeat = REPEAT_BYTES // size
     repeats = check_repeat(repeat_times, loc)
@@ -103,10 +98,59 @@ def select_by_register(dst, src0, src1, repeat_times, repeat_params, sel_mode) -
     else:
         positions, count = mask_positions([reg.low, reg.high], per_repeat, loc), None
     lanes = tuple(repeat_indices(positions, repeats, size, *operand_strides(repeat_params, role))
-                  [:count] for role in ("dst", "src0", "src1"))
-    bits = np.tile(positions, repeats)[:count]
-    current_core().execute(VectorSelect(dst.region(), None, (src0.region(), src1.region()),
+                  [:count] for role in roles)
+    return lanes, positions, repeats, count, per_repeat
+
+
+def select_by_register(dst, src0, src1, repeat_times, repeat_params, sel_mode) -> None:
+    """``select(dst, src0, src1, repeat_times=, repeat_params=, sel_mode=)``: the elements the
+    mask registers enable, from src0 where the selection bit is set, else from src1.
+
+    ``VSEL_CMPMASK_SPR``: the bits are the compare-mask register's, the same first bits in every
+    repeat. ``VSEL_TENSOR_TENSOR_MODE``: the register's low 8 bytes hold the UB byte address of
+    the selection mask (``set_cmp_mask`` of a tensor holding it), whose bits are consumed
+    repeat after repeat (Ascend C's SetCmpMask page). ``VSEL_TENSOR_SCALAR_MODE`` has no form
+    with two tensors here: it is the 5-argument ``select(dst, sel_mask, src0, repeat_times,
+    repeat_params)``."""
+    loc = user_location(2)
+    mode = SELMODE(sel_mode)
+    if mode == SELMODE.VSEL_TENSOR_SCALAR_MODE:
+        raise KernelError("select(dst, src0, src1, ..., sel_mode=VSEL_TENSOR_SCALAR_MODE): the "
+                          "tensor-scalar mode takes the scalar from the compare-mask register "
+                          "in the form select(dst, sel_mask, src0, repeat_times, "
+                          "repeat_params)", loc)
+    lanes, positions, repeats, count, per_repeat = _register_lanes(
+        dst, repeat_times, repeat_params, ("dst", "src0", "src1"), loc)
+    if mode == SELMODE.VSEL_CMPMASK_SPR:
+        mask, bits = None, np.tile(positions, repeats)[:count]
+    else:
+        address = int(np.frombuffer(cmp_mask_bytes(current_core())[:8].tobytes(), np.uint64)[0])
+        bits = (np.arange(repeats)[:, None] * per_repeat + positions[None, :]).reshape(-1)
+        bits = bits[:count]
+        nbytes = -(-(int(bits.max()) + 1) // 8) if bits.size else 0
+        mem = dst.region().mem
+        if address + nbytes > mem.capacity:
+            raise KernelError(f"select(VSEL_TENSOR_TENSOR_MODE): the compare-mask register "
+                              f"names UB byte {address} as the selection mask, past UB's "
+                              f"{mem.capacity} bytes: set it with set_cmp_mask first", loc)
+        mask = region_of((mem, address, nbytes, np.dtype(np.uint8), None, None, None))
+    current_core().execute(VectorSelect(dst.region(), mask, (src0.region(), src1.region()),
                                         lanes, bits, repeats, loc))
+
+
+def select_scalar_by_register(dst, sel_mask, src0, repeat_times, repeat_params) -> None:
+    """``select(dst, sel_mask, src0, repeat_times, repeat_params)``: the tensor-scalar mode
+    with the scalar in the compare-mask register (its first element of ``dst``'s type, put
+    there by ``set_cmp_mask``); ``sel_mask``'s bits are consumed repeat after repeat."""
+    loc = user_location(2)
+    lanes, positions, repeats, count, per_repeat = _register_lanes(
+        dst, repeat_times, repeat_params, ("dst", "src0"), loc)
+    bits = (np.arange(repeats)[:, None] * per_repeat + positions[None, :]).reshape(-1)[:count]
+    size = dst.dtype.sizeof()
+    raw = cmp_mask_bytes(current_core())[:size].tobytes()
+    scalar = np.frombuffer(raw, dst.dtype.np_dtype)[0]
+    current_core().execute(VectorSelect(dst.region(), sel_mask.region(), (src0.region(),),
+                                        lanes, bits, repeats, loc, scalar))
 
 
 __all__ = ["get_cmp_mask", "set_cmp_mask"]
