@@ -57,7 +57,8 @@ def data_copy(dst, src, *args, **kwargs) -> None:
     loc = user_location()
     kwargs = dict(kwargs)
     count = kwargs.pop("count", None)
-    params = kwargs.pop("repeat_params", None) or kwargs.pop("params", None)
+    params = (kwargs.pop("repeat_params", None) or kwargs.pop("params", None)
+              or kwargs.pop("intri_params", None))
     kwargs.pop("enhanced_params", None)
     for arg in args:
         if isinstance(arg, (DataCopyEnhancedParams,)):
