@@ -87,7 +87,9 @@ def _mmad_kernel():
         for s in range(steps):
             # B given as [N][K] rows: NZ strips of K in L1 are ZN fractals for B = W^T.
             asc.data_copy(a1, a_gm[s * ks:], asc.Nd2NzParams(1, m, ks, 0, k, mp, 1, 0))
-            asc.data_copy(b1, b_gm[s * ks:], asc.Nd2NzParams(1, n, ks, 0, k, np_, 1, 0))
+            # pyasc's keyword for the cube-side parameter objects
+            asc.data_copy(b1, b_gm[s * ks:],
+                          intri_params=asc.Nd2NzParams(1, n, ks, 0, k, np_, 1, 0))
             asc.pipe_barrier(asc.PipeID.PIPE_ALL)
             for band in range(mp // 16):
                 asc.load_data(a2[band * k1 * 16 * c0:], a1[band * 16 * c0:],

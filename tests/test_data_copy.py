@@ -136,8 +136,17 @@ def test_ub_to_ub_strided_copy():
 
 
 # ------------------------------------------------------------------------ data_copy_pad
+PAD_FORMS = {
+    "positional": lambda: asc.DataCopyPadExtParams(True, 1, 2, 7.0),
+    # pyasc's form: the padding value's type as the keyword dtype.
+    "keywords": lambda: asc.DataCopyPadExtParams(dtype=asc.float32, is_pad=True, left_padding=1,
+                                                 right_padding=2, padding_value=7.0),
+}
+
+
+@pytest.mark.parametrize("pad_form", sorted(PAD_FORMS))
 @pytest.mark.parametrize("ub_gap", [0, 1])
-def test_data_copy_pad_gm_to_ub_pads_each_row_to_a_block(ub_gap):
+def test_data_copy_pad_gm_to_ub_pads_each_row_to_a_block(ub_gap, pad_form):
     # 3 rows of 5 fp32 (20 B) with a 4-byte gap in GM; each row lands on its own 32-byte block
     # (plus ``ub_gap`` blocks) with 1 element of left padding and 2 of right padding, value 7.
     x = np.arange(3 * 6, dtype=F32)
@@ -147,8 +156,7 @@ def test_data_copy_pad_gm_to_ub_pads_each_row_to_a_block(ub_gap):
     def body(gx, gy, ua, ub):
         asc.duplicate(ua, -1.0, 64)
         _barrier()
-        asc.data_copy_pad(ua, gx, asc.DataCopyExtParams(3, 20, 4, ub_gap),
-                          asc.DataCopyPadExtParams(True, 1, 2, 7.0))
+        asc.data_copy_pad(ua, gx, asc.DataCopyExtParams(3, 20, 4, ub_gap), PAD_FORMS[pad_form]())
         _barrier()
         asc.data_copy(gy, ua, 3 * pitch)
 

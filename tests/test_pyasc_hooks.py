@@ -70,15 +70,15 @@ def test_patched_run_counts_launches_and_leaves_the_host_tensors_alone():
     assert len(run.reports) == 1  # but the kernel ran on the simulator, checked and timed
 
 
-def test_a_kernel_that_fails_never_reaches_launcher_run():
+def test_a_kernel_with_a_bad_call_form_never_reaches_launcher_run():
+    # pyasc's compile step rejects an unknown keyword: a compile-only launch stops too.
     @asc.jit
     def bad(x: asc.GlobalAddress):
         buf = asc.LocalTensor(asc.float32, asc.TPosition.VECCALC, 0, 8)
-        asc.add(buf, buf, buf, mask=-1, repeat_times=1,
-                repeat_params=asc.BinaryRepeatParams(1, 1, 1, 8, 8, 8))
+        asc.add(buf, buf, buf, count=8, bogus=1)
 
     with patch("asc.runtime.launcher.Launcher.run", return_value=None) as mock:
-        with pytest.raises(Exception, match="mask -1"):
+        with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\) \['bogus'\]"):
             bad[1](MockTensor(asc.float32))
     assert mock.call_count == 0
 
@@ -135,3 +135,51 @@ def test_pyasc_style_unit_test_file_runs_under_ascsim_run(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout
+
+
+@asc.jit
+def queue_before_init(x: asc.GlobalAddress, y: asc.GlobalAddress):
+    """A compile-only unit-test kernel: the queue never gets memory, so the device would fault
+    at alloc_tensor; the copy after it never runs."""
+    que = asc.TQue(asc.TPosition.VECIN, 1)
+    local = que.alloc_tensor(asc.float32)
+    y_gm = asc.GlobalTensor()
+    y_gm.set_global_buffer(y, 8)
+    asc.data_copy(y_gm, local, 8)
+
+
+def test_a_mocked_launcher_makes_a_fault_a_compile_only_finding():
+    with patch("asc.runtime.launcher.Launcher.run", return_value=None) as mock, \
+            SESSION.collect() as run:
+        queue_before_init[1](MockTensor(asc.float32), MockTensor(asc.float32))
+    assert mock.call_count == 1  # compiled, handed to the launcher once, as in pyasc
+    (finding,) = [f for f in run.reports[0].findings if f.category == "compile-only-fault"]
+    assert "queue used before pipe.init_buffer" in finding.message
+    assert finding.locations[0][1] == queue_before_init.fn.__code__.co_firstlineno + 5
+
+
+def test_without_the_mock_the_fault_stops_the_launch():
+    with pytest.raises(Exception, match="queue used before pipe.init_buffer"):
+        queue_before_init[1](np.zeros(8, np.float32), np.zeros(8, np.float32))
+
+
+def test_strict_mode_stops_a_compile_only_launch_too():
+    previous = SESSION.strict
+    SESSION.strict = True
+    try:
+        with patch("asc.runtime.launcher.Launcher.run", return_value=None), \
+                pytest.raises(Exception, match="queue used before pipe.init_buffer"):
+            queue_before_init[1](MockTensor(asc.float32), MockTensor(asc.float32))
+    finally:
+        SESSION.strict = previous
+
+
+def test_dry_run_compiles_only_and_delivers_nothing(monkeypatch):
+    monkeypatch.setenv("DRY_RUN", "1")
+    y = np.full(8, 5.0, np.float32)
+    with SESSION.collect() as run:
+        queue_before_init[1](np.zeros(8, np.float32), y)
+        copy_scaled[1](np.ones(N, np.float32), np.zeros(N, np.float32), 2.0, N)
+    assert [f.category for f in run.reports[0].findings] == ["compile-only-fault"]
+    assert not run.reports[1].findings
+    np.testing.assert_array_equal(y, 5.0)

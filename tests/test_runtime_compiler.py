@@ -27,3 +27,13 @@ def test_compile_options_are_the_jit_options_and_compiler_refuses():
     assert compiler.CompiledKernel().binary is None
     with pytest.raises(NotOnSimulator, match="no Ascend C source or bisheng build"):
         compiler.Compiler(compiler.CompileOptions())
+
+
+def test_compiler_checks_its_options_before_refusing():
+    # Invalid options can be made (as in pyasc); the compiler, or a launch, rejects them.
+    bad = compiler.CompileOptions(opt_level=0)
+    with pytest.raises(RuntimeError, match="Please check input compile option: opt_level must "
+                       "be 1, 2 or 3, got 0"):
+        compiler.Compiler(bad)
+    with pytest.raises(RuntimeError, match="kernel_type must be a KernelType"):
+        compiler.Compiler(compiler.CompileOptions(kernel_type=9))

@@ -315,7 +315,7 @@ def test_failures_name_the_constraint() -> None:
     dict(m=1, n=1, k=1, a_dtype="float16", b_dtype="int8"), dict(m=1, n=1, k=1, base_m=24),
     dict(m=1, n=1, k=1, c_position="TSCM"), dict(m=1, n=1, k=1, traverse="FIRSTK"),
     dict(m=1, n=1, k=1, dim=0), dict(m=8, n=1, k=1, org_m=4), dict(m=1.5, n=1, k=1),
-    dict(m=1, n=1, k=1, has_bias=1), dict(m=1, n=1, k=1, base_k=8),
+    dict(m=1, n=1, k=1, has_bias=1), dict(m=1, n=1, k=64, base_k=8),
 ])
 def test_invalid_requests(kwargs: dict) -> None:
     with pytest.raises(TilingError):
@@ -483,3 +483,32 @@ def test_set_matmul_config_params_returns_nothing_as_canns_void_setter() -> None
                                        host.MatrixTraverse.FIRSTM) is None
     assert mt.set_matmul_config_params(host.MatmulConfigParams(
         1, False, host.ScheduleType.OUTER_PRODUCT, host.MatrixTraverse.FIRSTM, False)) is None
+
+
+def test_a_fixed_base_k_covering_the_whole_k_may_be_off_the_c0_grid() -> None:
+    # CANN tiles set_fix_split(32, 16, 8) on an fp16 K of 8 with base_k=8 (one K step, padded
+    # to C0 in L0); a base_k off the grid that leaves more K is still refused.
+    soc = get_soc("Ascend910B1")
+    t = compute_matmul_tiling(MatmulTilingRequest(m=32, n=16, k=8, base_m=32, base_n=16,
+                                                  base_k=8), soc)
+    assert (t["base_m"], t["base_n"], t["base_k"], t["single_core_k"]) == (32, 16, 8, 8)
+    with pytest.raises(TilingError, match=r"base_k=8 must be .* \(or cover the core's K=64\)"):
+        compute_matmul_tiling(MatmulTilingRequest(m=32, n=16, k=64, base_k=8), soc)
+
+
+def test_an_org_shape_with_ka_kb_apart_tiles_the_common_k() -> None:
+    mt = host.MatmulApiTiling(host.get_ascendc_platform())
+    assert mt.set_org_shape(32, 16, 8, 4) == 0
+    tiling = TCubeTiling()
+    assert mt.get_tiling(tiling) == 0
+    assert (tiling.m, tiling.n, tiling.k_a, tiling.k_b, tiling.single_core_k) == (32, 16, 8, 4, 4)
+
+
+def test_batch_tiling_uses_one_core_until_set_dim() -> None:
+    mt = host.BatchMatmulTiling(host.get_ascendc_platform())
+    mt.set_shape(256, 256, 64)
+    assert mt.get_tiling(TCubeTiling()) == 0
+    assert mt.get_core_num() == (1, 1, 1, 1, 1)
+    mt.set_dim(4)
+    assert mt.get_tiling(TCubeTiling()) == 0
+    assert mt.get_core_num()[0] > 1

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import functools
+import threading
 
 import pytest
 import tune_helpers as h
 
 from ascsim.tune import search
+from ascsim.tune.backends import BackendError, ProcessPoolBackend
+from ascsim.tune.backends.processes import fork_unsafe_reason
 
 # TPE on 16 of the 24 configurations: a real sampled search, not the exhaustive grid.
 SEARCH = {"space": h.SPACE, "budget": 16, "seed": 11}
@@ -26,9 +29,15 @@ def _killed_checks(result) -> None:
     assert result.config == h.OPTIMUM
 
 
-def test_a_worker_killed_mid_trial_costs_only_that_trial(tmp_path):
+@pytest.mark.parametrize("start", ["fork", "spawn"])
+def test_a_worker_killed_mid_trial_costs_only_that_trial(tmp_path, start):
     run = functools.partial(h.dies_once_or_always, marker_dir=str(tmp_path))
-    result = search(run, h.SPACE, budget=64, workers=2)
+    pool = ProcessPoolBackend(2, start=start)
+    try:
+        result = search(run, h.SPACE, budget=64, backend=pool)
+        assert pool.forked == (2 if start == "fork" else 0)
+    finally:
+        pool.close()
     _killed_checks(result)
     assert "killed by SIGKILL" in next(t for t in result.trials if t.status == "failed").reason
 
@@ -39,6 +48,63 @@ def test_one_and_two_pool_workers_give_the_same_search():
     assert one.sampler == "tpe"
     assert [t.config for t in one.trials] == [t.config for t in two.trials]
     assert one.config == two.config
+
+
+def test_forked_and_fresh_workers_give_the_same_search():
+    runs = {}
+    for start in ("fork", "spawn"):
+        pool = ProcessPoolBackend(2, start=start)
+        try:
+            runs[start] = search(h.synthetic, backend=pool, **SEARCH)
+        finally:
+            pool.close()
+    assert [t.config for t in runs["fork"].trials] == [t.config for t in runs["spawn"].trials]
+    assert runs["fork"].config == runs["spawn"].config == h.OPTIMUM
+
+
+def test_forked_workers_survive_a_parent_that_used_torch_threads():
+    """The parent runs PyTorch's thread pool first; forked workers then do parallel-sized
+    PyTorch work. Without one PyTorch thread per forked worker this hangs."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(max(2, threads))
+    try:
+        x = torch.ones(1024, 1024)
+        assert float((x @ x).sum()) == 1024.0 ** 3
+        pool = ProcessPoolBackend(2, start="fork")
+        try:
+            result = search(h.torch_work, h.SPACE, budget=24, backend=pool)
+            assert pool.forked == 2
+        finally:
+            pool.close()
+    finally:
+        torch.set_num_threads(threads)
+    assert result.config == h.OPTIMUM
+
+
+def test_a_running_thread_makes_auto_start_fresh_interpreters():
+    release = threading.Event()
+    thread = threading.Thread(target=release.wait, name="busy-helper")
+    thread.start()
+    try:
+        assert "busy-helper" in fork_unsafe_reason()
+        with pytest.raises(BackendError, match="cannot fork tuning workers: .*busy-helper"):
+            ProcessPoolBackend(1, start="fork").prepare()
+        pool = ProcessPoolBackend(1)
+        try:
+            result = search(h.synthetic, h.SPACE, budget=4, backend=pool)
+            assert pool.forked == 0 and len(result.evaluated()) == 4
+        finally:
+            pool.close()
+    finally:
+        release.set()
+        thread.join()
+
+
+def test_an_unknown_start_method_is_refused():
+    with pytest.raises(BackendError, match="start must be one of"):
+        ProcessPoolBackend(1, start="forkserver")
 
 
 @pytest.fixture(scope="module")

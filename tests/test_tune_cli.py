@@ -23,6 +23,8 @@ def test_tune_writes_the_report_and_resumes(tmp_path, capsys):
     assert main(args) == 0
     first = json.loads((out / "tune.json").read_text())
     assert len(first["trials"]) == 5 and first["sampler"] == "tpe"
+    # Workers start before the progress display's thread, so they are forks of this process.
+    assert first["backend"] == "process pool (forked)"
     args[args.index("--budget") + 1] = "64"  # the whole grid now: resume the stored study
     assert main(args) == 0
     done = json.loads((out / "tune.json").read_text())

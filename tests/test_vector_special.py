@@ -97,6 +97,22 @@ def test_copy_moves_nan_bit_patterns_unchanged():
     np.testing.assert_array_equal(got.view(np.uint16), raw)
 
 
+def test_copy_takes_pyasc_repeat_time_keyword():
+    src = (np.arange(256) % 100).astype(F16)
+
+    def body(d, s):
+        asc.copy(dst=d, src=s, mask=128, repeat_time=2, repeat_params=asc.CopyRepeatParams())
+
+    got, _ = run_vector(body, np.zeros(256, F16), src)
+    np.testing.assert_array_equal(got, src)
+
+    def twice(d, s):
+        asc.copy(d, s, 128, 2, asc.CopyRepeatParams(), repeat_time=2)
+
+    with pytest.raises(TypeError, match="give the repeat count once"):
+        run_vector(twice, np.zeros(256, F16), src)
+
+
 # ------------------------------------------------------------------------ compare
 @pytest.mark.parametrize("mode", list(CMP), ids=lambda m: m.name)
 @pytest.mark.parametrize("dtype", FLOATS + (np.dtype(np.int32),), ids=_id)

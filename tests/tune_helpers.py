@@ -62,3 +62,14 @@ def interrupts_at(a: int, b: int, mode: str):
 
 
 ARMED = [True]
+
+
+def torch_work(a: int, b: int, mode: str):
+    """The bowl, after work big enough for PyTorch's parallel paths, so a forked worker whose
+    parent already used PyTorch's thread pool would hang here if the pool forked unsafely."""
+    import torch
+
+    x = torch.ones(512, 512)
+    assert float((x @ x).sum()) == 512.0 ** 3
+    assert float(torch.tanh(torch.zeros(1 << 20)).sum()) == 0.0
+    return synthetic(a, b, mode)

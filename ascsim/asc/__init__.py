@@ -9,6 +9,19 @@ from __future__ import annotations
 
 from ascsim.asc import adv  # noqa: F401 - the asc.adv submodule
 from ascsim.asc.auto_tensor import LocalTensorAuto
+from ascsim.asc.basic.aipp import (
+    AippChannelPaddingParams,
+    AippColorSpaceConvParams,
+    AippDataTypeConvParams,
+    AippInputFormat,
+    AippPaddingParams,
+    AippParams,
+    AippSingleLineParams,
+    AippSwapParams,
+    LoadImageToLocalParams,
+    load_image_to_local,
+    set_aipp_functions,
+)
 from ascsim.asc.basic.atomic import (
     get_store_atomic_config,
     set_atomic_add,
@@ -26,17 +39,48 @@ from ascsim.asc.basic.block_reduce import (
     pair_reduce_sum,
     repeat_reduce_sum,
 )
+from ascsim.asc.basic.block_sync import ib_set, ib_wait, notify_next_block, wait_pre_block
 from ascsim.asc.basic.brcb import brcb
+from ascsim.asc.basic.cmp_mask import get_cmp_mask, set_cmp_mask
+from ascsim.asc.basic.copy_forms import DataCopyCO12DstParams, Nz2NdParamsFull, SliceInfo
+from ascsim.asc.basic.core_config import (
+    LoadDataRepeatParam,
+    set_fix_pipe_pre_quant_flag,
+    set_hf32_mode,
+    set_hf32_trans_mode,
+    set_load_data_boundary,
+    set_load_data_repeat,
+    set_pad_value,
+)
 from ascsim.asc.basic.crosscore import cross_core_set_flag, cross_core_wait_flag, sync_all
 from ascsim.asc.basic.cube import *  # noqa: F403 - load_data, mmad, fixpipe and their params
 from ascsim.asc.basic.data_copy import data_copy, data_copy_pad
+from ascsim.asc.basic.debug_check import CheckLocalMemoryIAParam, check_local_memory_ia
+from ascsim.asc.basic.fused_cast import (
+    VdeqInfo,
+    add_deq_relu,
+    add_relu_cast,
+    cast_deq,
+    mul_cast,
+    set_deq_scale,
+    sub_relu_cast,
+)
 from ascsim.asc.basic.gather_mask import (
     GatherMaskParams,
     gather_mask,
     get_gather_mask_remain_count,
 )
 from ascsim.asc.basic.img2col import *  # noqa: F403 - Load3D, DN2NZ, gather
+from ascsim.asc.basic.init_const import InitConstValueParams, init_const_value
 from ascsim.asc.basic.list_tensor import ListTensorDesc, TensorDesc
+from ascsim.asc.basic.load_forms import (
+    LoadData2DParamsV2,
+    LoadData2dTransposeParamsV2,
+    LoadData3DParamsV1,
+    LoadData3DParamsV2Pro,
+    load_data,
+    load_data_with_transpose,
+)
 from ascsim.asc.basic.mask import (
     MASK_PLACEHOLDER,
     reset_mask,
@@ -50,6 +94,7 @@ from ascsim.asc.basic.scalar_bits import (
     scalar_get_count_of_value,
     scalar_get_sff_value,
 )
+from ascsim.asc.basic.scatter import GatherRepeatParams, gatherb, scatter
 from ascsim.asc.basic.sort import (
     MrgSort4Info,
     MrgSortSrcList,

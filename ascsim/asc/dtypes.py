@@ -17,10 +17,14 @@ class DataType:
 
     name: str
     np_dtype: np.dtype = field(default=None, compare=False)
+    #: ``np_dtype.name``, looked up once: numpy computes a dtype's name in Python on every
+    #: access (about a microsecond), and vector APIs pass it with every call.
+    np_name: str = field(init=False, compare=False, repr=False)
 
     def __post_init__(self):
         if self.np_dtype is None:  # ``asc.DataType("int32")``: pyasc's by-name form
             object.__setattr__(self, "np_dtype", from_name(self.name).np_dtype)
+        object.__setattr__(self, "np_name", self.np_dtype.name)
 
     def sizeof(self) -> int:
         """Bytes per element (``DataType.sizeof()`` in pyasc)."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import deque
 
 from ascsim.asc.context import current_core, user_location
-from ascsim.asc.dtypes import as_dtype
+from ascsim.asc.dtypes import DataType, as_dtype
 from ascsim.asc.enums import HardEvent, TPosition
 from ascsim.asc.tensor import POSITION_MEMORY, LocalTensor, memory_for
 from ascsim.isa import BLOCK_BYTES as BLOCK
@@ -175,14 +175,18 @@ class TQue:
         self.core = core
 
     def _require_init(self, loc):
+        """The error of a queue used before ``init_buffer`` (the queue calls test ``slots``
+        inline before calling this: they run as often as instructions)."""
         if not self.slots:
             raise KernelError("queue used before pipe.init_buffer(que=...)", loc)
 
     def alloc_tensor(self, dtype=None) -> LocalTensor:
         loc = user_location()
-        self._require_init(loc)
+        if not self.slots:
+            self._require_init(loc)
         core = self.core
-        dtype = as_dtype(dtype) if dtype is not None else None
+        if dtype is not None and type(dtype) is not DataType:
+            dtype = as_dtype(dtype)
         slot = self._free_slot(loc)
         slot.state = "allocated"
         slot.alloc_loc = loc
@@ -216,7 +220,8 @@ class TQue:
 
     def enque(self, tensor: LocalTensor, *args) -> bool:
         loc = user_location()
-        self._require_init(loc)
+        if not self.slots:
+            self._require_init(loc)
         core = self.core
         slot = tensor.slot
         if slot is None or slot.queue is not self:
@@ -239,7 +244,8 @@ class TQue:
 
     def deque(self, dtype=None) -> LocalTensor:
         loc = user_location()
-        self._require_init(loc)
+        if not self.slots:
+            self._require_init(loc)
         core = self.core
         if not self.fifo:
             core.call_overhead()
@@ -249,16 +255,17 @@ class TQue:
             raise KernelError("deque from an empty queue", loc)
         slot, tensor = self.fifo.popleft()
         slot.state = "dequeued"
-        if dtype is not None:
+        if dtype is not None and dtype is not tensor.dtype:  # (types are singletons)
             dtype = as_dtype(dtype)
-            if dtype is not tensor.dtype and dtype != tensor.dtype:  # (types are singletons)
+            if dtype != tensor.dtype:
                 tensor = tensor.reinterpret_cast(dtype)
         core.execute(gate_op((slot.gate, "acquire_read", loc)))
         return tensor
 
     def free_tensor(self, tensor: LocalTensor) -> None:
         loc = user_location()
-        self._require_init(loc)
+        if not self.slots:
+            self._require_init(loc)
         core = self.core
         slot = tensor.slot
         if slot is None or slot.queue is not self:
@@ -299,7 +306,8 @@ class TQue:
 class TQueBind(TQue):
     """``asc.TQueBind(src, dst, depth)``: a queue between two explicit positions."""
 
-    def __init__(self, src: TPosition, dst: TPosition, depth: int = 1, mask: int = 0):
+    def __init__(self, src: TPosition = TPosition.VECIN, dst: TPosition = TPosition.VECIN,
+                 depth: int = 1, mask: int = 0):
         super().__init__(src if TPosition(src) != TPosition.GM else dst, depth)
         self.src = TPosition(src)
         self.dst = TPosition(dst)

@@ -28,9 +28,18 @@ class CompileOptions:
     matmul_cube_only: bool = False
     insert_sync: bool | None = None
 
-    def __post_init__(self):
+    def problems(self) -> list[str]:
+        """What is wrong with these options (empty when they are valid): checked when a
+        kernel is launched with them and by ``asc.runtime.compiler.Compiler``, not when they
+        are made (pyasc builds invalid options and lets its compiler refuse them)."""
+        out = []
         if self.opt_level not in (1, 2, 3):
-            raise ValueError(f"opt_level must be 1, 2 or 3, got {self.opt_level}")
+            out.append(f"opt_level must be 1, 2 or 3, got {self.opt_level}")
+        kernel_type = self.kernel_type
+        if kernel_type is not None and not 0 <= int(getattr(kernel_type, "value",
+                                                            kernel_type)) <= 7:
+            out.append(f"kernel_type must be a KernelType (0..7), got {kernel_type!r}")
+        return out
 
 
 @dataclass(frozen=True)
@@ -54,5 +63,10 @@ def check_option_names(names) -> None:
 
 
 def compile_options(options: dict) -> CompileOptions:
+    """The CompileOptions of a launch's options; ValueError if they are invalid."""
     known = {f.name for f in fields(CompileOptions)}
-    return CompileOptions(**{k: v for k, v in options.items() if k in known})
+    result = CompileOptions(**{k: v for k, v in options.items() if k in known})
+    problems = result.problems()
+    if problems:
+        raise ValueError("; ".join(problems))
+    return result

@@ -3,6 +3,16 @@
 Mirrors pyasc's launcher: every tensor argument (torch CPU tensor or numpy array) is copied into
 device memory before the launch and copied back after it, inputs included (:mod:`ascsim.sim.host`);
 Python ints become int32 runtime values and floats fp32; tiling structs are copied into each core.
+
+A launch that pyasc would only compile (:func:`ascsim.asc.runtime.launcher.compile_only`: the
+unit tests' mocked ``Launcher.run``, or ``DRY_RUN``) still runs on the simulator, since running
+the kernel's Python is how ascsim reads it, but a fault of the machine (a ``KernelError``: a
+queue used before ``init_buffer``, a cube buffer on a vector core, ...) then ends only that
+core's code and becomes a ``compile-only-fault`` finding at the faulting line: pyasc's compile
+step does not see such faults either, and on a device the kernel never runs. Errors in the form
+of a call (an unknown name, a wrong keyword: Python's errors, ``CallFormError`` and the other
+kernel errors that are also a TypeError or ValueError) still stop the launch, as they stop
+pyasc's compile, and so does every fault under ``--strict``.
 """
 
 from __future__ import annotations
@@ -13,9 +23,10 @@ import numpy as np
 
 from ascsim.asc import dtypes
 from ascsim.asc.hints import PYASC_HINTS
-from ascsim.asc.runtime.launcher import deliver
+from ascsim.asc.runtime.launcher import compile_only, deliver
 from ascsim.asc.struct import Struct
 from ascsim.asc.values import GlobalAddress, RuntimeInt
+from ascsim.isa.errors import CheckError, KernelError
 from ascsim.session import SESSION
 from ascsim.sim.host import HostArgument, is_memory
 from ascsim.sim.launch import Launch, LaunchConfig, LaunchOptions, fewer_collections
@@ -126,6 +137,8 @@ def run_launch(name: str, body, args: dict, constexpr: set, block_num: int, kind
     # The cores' views of a struct share their field values until one of them writes.
     struct_values: dict = {pname: {} for pname in structs}
 
+    tolerant = compile_only()
+
     def per_core(core):
         kw = dict(converted)
         for pname, struct in structs.items():
@@ -134,10 +147,20 @@ def run_launch(name: str, body, args: dict, constexpr: set, block_num: int, kind
             body(**kw)
         except ServerMode:
             pass  # the AIC turned into its AIVs' Matmul server: its own code ends here
+        except KernelError as exc:
+            if not (tolerant and is_machine_fault(exc)):
+                raise
+            _compile_only_fault(launch, exc, core.core_id)  # this core's code ends here
 
     with fewer_collections():
         try:
-            report = launch.run(per_core)
+            try:
+                report = launch.run(per_core)
+            except KernelError as exc:  # a deadlock of cores that stopped at a fault
+                if not (tolerant and is_machine_fault(exc)):
+                    raise
+                _compile_only_fault(launch, exc, None)
+                report = launch.partial_report()
         except BaseException:
             # The kernel failed (a fault, a deadlock, strict mode): keep what was found up to
             # there, so `ascsim check` can still list the findings next to the error.
@@ -145,7 +168,8 @@ def run_launch(name: str, body, args: dict, constexpr: set, block_num: int, kind
             raise
         # pyasc's Launcher.run hands the results to the host (a timing-only launch computed
         # nothing: the host's tensors then stay as they are).
-        deliver(name, block_num, host_args if launch.values else (), args)
+        deliver(name, block_num, host_args if launch.values else (), args,
+                report.device_time_us, kind)
         session.record(report, launch)
         if not options.keep:
             # Nothing reads this launch any more: its GM bytes may serve later launches, and
@@ -154,3 +178,26 @@ def run_launch(name: str, body, args: dict, constexpr: set, block_num: int, kind
             memory.release()
             launch.release()
     return report
+
+
+def is_machine_fault(exc: KernelError) -> bool:
+    """Whether a kernel error is a fault of the machine, which a compile-only launch records
+    as a finding: not a strict-mode stop, nor an error in the form of a call or an argument
+    (those are also TypeError/ValueError, as pyasc's compile step raises them)."""
+    return not isinstance(exc, (CheckError, TypeError, ValueError))
+
+
+def _compile_only_fault(launch: Launch, exc: KernelError, core_id: int | None) -> None:
+    """Record a machine fault of a compile-only launch as a finding at the faulting line."""
+    text = str(exc)
+    where = exc.where
+    if where and text.startswith(f"{where[0]}:{where[1]}: "):
+        text = text[len(f"{where[0]}:{where[1]}: "):]
+    launch.findings.report(
+        "compile-only-fault",
+        f"pyasc only compiles this launch (Launcher.run is mocked, or DRY_RUN is set); run on "
+        f"a device it would fault here, and the simulator ran this core no further: {text}",
+        (tuple(where),) if where else (),
+        hint="launch it with a real Launcher to run it (and give the kernel what the "
+             "message asks for)",
+        core=core_id)

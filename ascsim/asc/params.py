@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 from ascsim.asc.enums import DataFormat
 from ascsim.sim.errors import KernelError
@@ -115,12 +115,16 @@ class DataCopyExtParams:
 
 @dataclass(frozen=True)
 class DataCopyPadExtParams:
-    """Padding applied by ``data_copy_pad`` GM->UB: left/right pad elements and their value."""
+    """Padding applied by ``data_copy_pad`` GM->UB: left/right pad elements and their value.
+
+    ``dtype`` (keyword only; pyasc's template argument) is the type of ``padding_value``; the
+    value is converted to the destination's type when the copy pads, so it is only recorded."""
 
     is_pad: bool = False
     left_padding: int = 0
     right_padding: int = 0
     padding_value: float = 0
+    dtype: object = field(default=None, kw_only=True)
 
     def __post_init__(self):
         _check_ranges(self, {"left_padding": (0, 32), "right_padding": (0, 32)})
@@ -138,11 +142,16 @@ class DataCopyPadParams:
 
 @dataclass(frozen=True)
 class DataCopyEnhancedParams:
+    """Enhanced ``data_copy`` options (block mode, dequantisation, ReLU, padding), in pyasc's
+    positional order."""
+
     block_mode: int = 0
     deq_scale: int = 0
     deq_value: int = 0
     sid_store_mode: int = 0
     is_relu: bool = False
+    pad_mode: int = 0
+    pad_value: int = 0
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,9 @@ CROSS_CORE_SCOPES = ("all_of_kind", "subblock_pair", "group", "unicast")
 GateAction = Literal["acquire_write", "release_write", "acquire_read", "release_read"]
 GATE_ACTIONS = ("acquire_write", "release_write", "acquire_read", "release_read")
 
+#: Bytes of the vector unit's compare-mask register: one bit per lane of a 16-bit repeat.
+CMPMASK_BYTES = 16
+
 
 # ============================================================================ data movement
 class Copy(NamedTuple):
@@ -83,6 +86,27 @@ class Copy(NamedTuple):
     runs: int = 0
     values: Any = None
     atomic: str | None = None
+
+
+class ImageLoad(NamedTuple):
+    """Load a window of an image from GM with AI Core pre-processing (AIPP; ``MTE2``).
+
+    Semantics: :mod:`ascsim.sim.aipp` -- ``config`` (an :class:`ascsim.sim.aipp.AippConfig`)
+    names the source format and the steps (channel swap, colour-space conversion, data type
+    conversion, spatial and channel padding); ``window`` (an :class:`ascsim.sim.aipp.Window`)
+    the rows and columns read and the padding added. ``src1`` is the UV plane of a YUV420SP
+    image. The pixels land in ``dst`` as rows of pixels of ``config``'s channel count (HWC).
+    Cost: as a :class:`Copy` GM->``dst`` of the destination bytes in one burst per row.
+    """
+
+    dst: Region
+    src0: Region
+    src1: Region | None
+    config: Any
+    window: Any
+    loc: Location
+    op: str = "load_image"
+    after: float = 0.0
 
 
 class IndexedCopy(NamedTuple):
@@ -154,14 +178,15 @@ class Vector(NamedTuple):
 class VectorCompare(NamedTuple):
     """Compare element-wise and write one bit per lane (``V`` pipe, cost class ``compare``).
 
-    Semantics: bit ``bits[i]`` of ``dst`` (bytes, least significant bit first) = ``cmp(a_i,
-    b_i)`` where ``a`` is ``srcs[0]`` at ``lanes[0]``, ``b`` is ``srcs[1]`` at ``lanes[1]`` or
-    the scalar; ``cmp`` is one of ``lt gt eq le ge ne``. Other bits keep their values.
+    Semantics: bit ``bits[i]`` of ``dst`` (bytes, least significant bit first; ``dst`` None:
+    of the compare-mask register, see :class:`CmpMaskMove`) = ``cmp(a_i, b_i)`` where ``a``
+    is ``srcs[0]`` at ``lanes[0]``, ``b`` is ``srcs[1]`` at ``lanes[1]`` or the scalar;
+    ``cmp`` is one of ``lt gt eq le ge ne``. Other bits keep their values.
     Cost: as :class:`Vector` over ``repeats``.
     """
 
     cmp: str
-    dst: Region
+    dst: Region | None
     srcs: tuple
     lanes: tuple
     bits: np.ndarray
@@ -176,11 +201,12 @@ class VectorSelect(NamedTuple):
     """Choose per lane between two sources by a bit mask (``V`` pipe, cost class ``select``).
 
     Semantics: ``dst[lanes[0]] = srcs[0][lanes[1]] if bit bits[i] of mask else srcs[1][lanes[2]]``
-    (or the scalar when ``srcs`` has one region). Cost: as :class:`Vector` over ``repeats``.
+    (or the scalar when ``srcs`` has one region); ``mask`` None: the bits of the compare-mask
+    register (:class:`CmpMaskMove`). Cost: as :class:`Vector` over ``repeats``.
     """
 
     dst: Region
-    mask: Region
+    mask: Region | None
     srcs: tuple
     lanes: tuple
     bits: np.ndarray
@@ -236,6 +262,48 @@ class VectorGather(NamedTuple):
     after: float = 0.0
 
 
+class VectorBlockGather(NamedTuple):
+    """Gather whole 32-byte blocks by byte offsets (``V`` pipe, cost class ``transpose``).
+
+    Semantics: for repeat ``r < repeats`` and block ``j < 8``, the 32 bytes of ``src`` at byte
+    ``offsets[r * 8 + j]`` (uint32, counted from ``src.offset``, a multiple of 32) go to
+    ``dst``'s block ``r * rep_stride + j * blk_stride``. Reads are recorded as the blocks
+    gathered. Cost: as :class:`Vector` over ``repeats``.
+    """
+
+    dst: Region
+    src: Region
+    offsets: Region
+    repeats: int
+    blk_stride: int
+    rep_stride: int
+    loc: Location
+    op: str = "gatherb"
+    after: float = 0.0
+
+
+class VectorScatter(NamedTuple):
+    """Scatter elements to byte offsets (``V`` pipe, cost class ``transpose``).
+
+    Semantics: for each lane ``i``, ``src[src_lanes[i]]`` goes to ``dst`` at byte ``base +
+    offsets[offset_lanes[i]]`` (uint32 offsets, counted from ``dst.offset``, multiples of the
+    element size). Two lanes writing one element leave either value (the device does not
+    define which); the model keeps the later lane's. Writes are recorded as the elements
+    written. Cost: as :class:`Vector` over ``repeats``.
+    """
+
+    dst: Region
+    src: Region
+    offsets: Region
+    base: int
+    src_lanes: np.ndarray
+    offset_lanes: np.ndarray
+    repeats: int
+    loc: Location
+    op: str = "scatter"
+    after: float = 0.0
+
+
 class VectorSequence(NamedTuple):
     """A library routine that is a chain of dependent vector instructions (``V`` pipe).
 
@@ -286,10 +354,17 @@ class Mmad(NamedTuple):
     A and C are ``a_rows`` / ``c_rows`` rows apart and the fractal rows of B hold ``b_cols``
     columns; 0 means the tight frame. Only the ``m x k`` / ``k x n`` / ``m x n`` windows (in
     whole fractals) are read and written. ``unit_flag`` ("partial" / "final"): the L0C
-    buffer's unit-flag handshake with the fixpipe (:mod:`ascsim.sim.unit_flag`).
+    buffer's unit-flag handshake with the fixpipe (:mod:`ascsim.sim.unit_flag`). ``hf32``
+    ("even" / "away"): fp32 inputs are first rounded to HF32 (:func:`ascsim.sim.numerics.
+    to_hf32`, ties to even or away from zero). ``sparse``: int8 4:2 structured sparsity -- ``a``
+    is ``m x k``, ``b`` the dense ``k/2 x n`` (ZN), and each B element ``(j, c)`` multiplies the
+    A element its 2-bit index selects from the group of four ``4*(j//2) ..`` (the indices of
+    :class:`SparseIndexLoad`; :mod:`ascsim.sim.exec_sparse` has the rule); priced as the dense
+    ``k/2`` product.
 
     Cost: ``busy = startup + ceil(m/16) * ceil(n/16) * ceil(k / k_step[dtype])`` cycles (the
-    CubeCost of the SoC table), no extra latency.
+    CubeCost of the SoC table), no extra latency; in HF32 mode K is consumed twice as fast as
+    in fp32 (ascend-hw: HF32 = 2x fp32).
     """
 
     m: int
@@ -308,6 +383,28 @@ class Mmad(NamedTuple):
     b_cols: int = 0
     c_rows: int = 0
     unit_flag: str | None = None
+    hf32: str | None = None
+    sparse: bool = False
+
+
+class SparseIndexLoad(NamedTuple):
+    """Load 4:2 sparsity indices into the Cube's index buffer (``MTE1``), next to the dense B
+    fractals they belong to (Ascend C's LoadDataWithSparse).
+
+    Semantics: ``nbytes`` bytes of ``src`` (L1) from byte ``start`` go to the index buffer at
+    byte ``b.offset // 4``: the buffer is a quarter of L0B, one 2-bit index per int8 of L0B at
+    the same position, four to a byte, least significant bits first. A sparse :class:`Mmad`
+    reads the indices of its B region from there.
+    Cost: as a :class:`Copy` L1->L0B of ``nbytes`` in one burst.
+    """
+
+    src: Region
+    b: Region
+    start: int
+    nbytes: int
+    loc: Location
+    op: str = "load_sparse_index"
+    after: float = 0.0
 
 
 class FixPipe(NamedTuple):
@@ -435,7 +532,9 @@ class SetVectorRegisters(NamedTuple):
     per-repeat bit mask; ``"counter"``: the low word is the total element count) and the
     ``low``/``high`` 64-bit words. The side outputs of two instructions, set as part of them:
     ``remain``, the count of elements a ``gather_mask`` kept, and ``mrg_sort``, the entries a
-    ``mrg_sort`` took from each of its four queues. ``None`` leaves a register as it is.
+    ``mrg_sort`` took from each of its four queues. ``deq``: the DEQSCALE register that the
+    dequantising vector ops read (:mod:`ascsim.sim.exec_registers` says its forms). ``None``
+    leaves a register as it is.
     ``side_effect``: the change is part of another instruction (a vector instruction that sets
     its own mask, or resets it after a count-form call), which is priced on its own.
     Cost: one scalar instruction when it sets the mode or a mask word and is not a side
@@ -449,6 +548,43 @@ class SetVectorRegisters(NamedTuple):
     mrg_sort: tuple | None = None
     side_effect: bool = False
     op: str = "set_vector_registers"
+    deq: tuple | None = None
+
+
+class CmpMaskMove(NamedTuple):
+    """Move the vector unit's compare-mask register (CMPMASK, ``CMPMASK_BYTES`` bytes) to or
+    from UB (``V`` pipe, cost class ``copy`` over one repeat).
+
+    Semantics: ``to_register``: the first ``CMPMASK_BYTES`` bytes of ``region`` become the
+    register; else the register's bytes are written to them. The register is also written by
+    a :class:`VectorCompare` without a destination and read by a :class:`VectorSelect`
+    without a mask region. A core starts with the register all zero.
+    """
+
+    region: Region
+    to_register: bool
+    loc: Location
+    op: str = "cmp_mask"
+    after: float = 0.0
+
+
+class WatchLocalMemory(NamedTuple):
+    """Arm (``enable``) or disarm exception register ``register`` of the UB access check
+    (Ascend C's CheckLocalMemoryIA, a debug feature).
+
+    Semantics: while armed, every access of this core to UB bytes ``[lo, hi)`` of a kind in
+    ``kinds`` (``scalar_read``, ``scalar_write``, ``vector_read``, ``vector_write``,
+    ``mte_read``, ``mte_write``) is a ``local-memory-ia`` finding at the accessing line (the
+    device raises an exception there). Memory is unchanged. Cost: one scalar instruction.
+    """
+
+    register: int
+    lo: int
+    hi: int
+    kinds: frozenset
+    enable: bool
+    loc: Location
+    op: str = "watch_local_memory"
 
 
 # ============================================================================ synchronisation
@@ -515,6 +651,41 @@ class CrossCoreWait(NamedTuple):
     loc: Location
     who: str = ""
     scope: CrossCoreScope | None = None
+
+
+class GmFlagSet(NamedTuple):
+    """Write ``value`` (int32) into the GM word ``flag`` once everything queued on ``pipe`` has
+    completed: a flag that cores poll in GM (Ascend C's IBSet, NotifyNextBlock).
+
+    Semantics: the word holds ``value`` from then on (in a run without values, the launch
+    remembers it). Cost: issue only on the scalar unit; the word lands
+    ``gm_write_latency_cycles`` after ``pipe`` drains. An ordering edge for the race checks.
+    """
+
+    flag: Region
+    value: int
+    pipe: str
+    loc: Location
+    op: str = "gm_flag_set"
+
+
+class GmFlagWait(NamedTuple):
+    """Hold ``pipe`` until the GM word ``flag`` holds at least ``value`` (set by a
+    :class:`GmFlagSet` of any core, or already there when the launch holds values): a core
+    polling GM (Ascend C's IBWait, WaitPreBlock).
+
+    Semantics: memory is unchanged. A wait that no running core can satisfy is a deadlock
+    report naming the cores, ``who`` should have set it and ``loc`` (the device polls forever).
+    Cost: the waiter's ``pipe`` goes on ``gm_read_latency_cycles`` after the word landed (or
+    after the wait was issued, when it was already set).
+    """
+
+    flag: Region
+    value: int
+    pipe: str
+    loc: Location
+    who: str = ""
+    op: str = "gm_flag_wait"
 
 
 class CoreBarrier(NamedTuple):
@@ -591,9 +762,11 @@ class GateOp(NamedTuple):  # (gate_op below builds one without the constructor's
 gate_op = partial(tuple.__new__, GateOp)
 
 __all__ = [
-    "CROSS_CORE_SCOPES", "GATE_ACTIONS", "Copy", "CoreBarrier", "CrossCoreScope", "CrossCoreSet",
-    "CrossCoreWait", "CubeProduct", "FixPipe", "GateAction", "GateOp", "Handoff", "IndexedCopy",
-    "Inspect", "Location", "Mmad", "Mutex", "PipeBarrier", "Request", "ScalarLoad", "ScalarOps",
-    "ScalarStore", "SetFlag", "SetVectorRegisters", "Vector", "VectorCompare", "VectorGather",
-    "VectorReduce", "VectorSelect", "VectorSequence", "WaitFlag", "gate_op",
+    "CMPMASK_BYTES", "CROSS_CORE_SCOPES", "CmpMaskMove", "Copy", "CoreBarrier", "CrossCoreScope",
+    "CrossCoreSet", "CrossCoreWait", "CubeProduct", "FixPipe", "GATE_ACTIONS", "GateAction",
+    "GateOp", "GmFlagSet", "GmFlagWait", "Handoff", "ImageLoad", "IndexedCopy", "Inspect",
+    "Location", "Mmad", "Mutex", "PipeBarrier", "Request", "ScalarLoad", "ScalarOps",
+    "ScalarStore", "SetFlag", "SetVectorRegisters", "SparseIndexLoad", "Vector",
+    "VectorBlockGather", "VectorCompare", "VectorGather", "VectorReduce", "VectorScatter",
+    "VectorSelect", "VectorSequence", "WaitFlag", "WatchLocalMemory", "gate_op",
 ]

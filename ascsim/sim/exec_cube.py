@@ -16,10 +16,10 @@ import numpy as np
 from ascsim.isa.errors import KernelError
 from ascsim.isa.instr import CubeProduct, FixPipe, Mmad
 from ascsim.isa.operands import Region
-from ascsim.sim import fractal, unit_flag
+from ascsim.sim import exec_sparse, fractal, unit_flag
 from ascsim.sim.access import strided
 from ascsim.sim.exec_copy import route
-from ascsim.sim.numerics import convert, cube_matmul, start_cube_matmul
+from ascsim.sim.numerics import convert, cube_matmul, start_cube_matmul, to_hf32
 from ascsim.sim.views import (
     ATOMIC_OPS,
     check_accesses,
@@ -40,7 +40,13 @@ ACCUMULATOR = {"float16": "float32", "bfloat16": "float32", "float32": "float32"
 # ------------------------------------------------------------------------------ mmad
 def execute_mmad(core, rec: Mmad):
     loc = rec.loc
-    busy = core.costs.mmad(rec.m, rec.n, rec.k, rec.dtype)
+    hf32 = rec.hf32 if rec.dtype == "float32" else None
+    # HF32 consumes K twice as fast as fp32: priced as the fp32 Mmad of half the K; a sparse
+    # Mmad as the dense product of its K/2.
+    half_k = hf32 or rec.sparse
+    busy = core.costs.mmad(rec.m, rec.n, -(-rec.k // 2) if half_k else rec.k, rec.dtype)
+    if rec.sparse:
+        return _execute_sparse(core, rec, busy)
     if rec.dst is None:  # cost-only: the values come from a CubeProduct
         start = core.begin("M", rec.after)
         return core.place("M", rec.op, start, busy, 0, loc, (), (), rec)
@@ -70,6 +76,8 @@ def execute_mmad(core, rec: Mmad):
         else:
             a_nd = fractal.zz_to_nd(a_flat, mp, kp, c0)[:, :k]
         b_nd = fractal.zn_to_nd(b_flat, kp, frames.b_cols, c0)[:k, :np_]
+        if hf32:
+            a_nd, b_nd = to_hf32(a_nd, hf32), to_hf32(b_nd, hf32)
         initial = _initial_c(core, rec, c_flat, mp, np_, frames, reads, loc)
         result = _matmul(a_nd, b_nd, initial, acc_type).astype(acc_type)
         if frames.c_rows == mp:
@@ -84,6 +92,35 @@ def execute_mmad(core, rec: Mmad):
     gates_done(regions, instr.done)
     if rec.unit_flag is not None:
         unit_flag.done(core, "M", (dst.mem.key, dst.offset), rec.unit_flag, instr.done, loc)
+    return instr
+
+
+def _execute_sparse(core, rec: Mmad, busy: float):
+    """A 4:2 sparse Mmad (:mod:`ascsim.sim.exec_sparse`): int8, tight frames, no bias."""
+    loc = rec.loc
+    exec_sparse.require_sparse(core, "mmad_with_sparse", loc)
+    dst, a, b = rec.dst, rec.a, rec.b
+    if a.dtype.name != "int8" or b.dtype.name != "int8" or dst.dtype.name != "int32":
+        raise KernelError("mmad_with_sparse: int8 A and B, int32 C", loc)
+    if rec.bias is not None or rec.k % 4:
+        raise KernelError(f"mmad_with_sparse: k ({rec.k}) must be a multiple of 4 and no bias "
+                          "is taken", loc)
+    check_alignment(core, rec.op, (dst, a, b), loc)
+    c0 = fractal.c0_of(a.dtype)
+    mp, np_ = -(-rec.m // 16) * 16, -(-rec.n // 16) * 16
+    kp, kdp = -(-rec.k // c0) * c0, -(-(rec.k // 2) // c0) * c0
+    reads = [a.access(0, mp * kp), b.access(0, kdp * np_)]
+    writes = (dst.access(0, mp * np_),)
+    if rec.accumulate:
+        reads.append(writes[0])
+    if core.launch.values:
+        exec_sparse.sparse_product(core, rec, loc)
+    else:
+        check_accesses(core, [(a, reads[0]), (b, reads[1]), (dst, writes[0])], loc)
+    regions = (dst, a, b)
+    start = core.begin("M", max(gates_ready(regions), rec.after))
+    instr = core.place("M", rec.op, start, busy, 0, loc, tuple(reads), writes, rec)
+    gates_done(regions, instr.done)
     return instr
 
 

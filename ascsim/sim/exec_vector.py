@@ -25,7 +25,9 @@ from ascsim.isa.instr import (
     VectorSequence,
 )
 from ascsim.isa.operands import BLOCK_BYTES, REPEAT_BYTES, Region, count_repeats
+from ascsim.sim import dequant
 from ascsim.sim.access import from_indices
+from ascsim.sim.exec_registers import cmp_mask_bytes, set_cmp_mask_bits
 from ascsim.sim.numerics import compute_dtype, convert
 from ascsim.sim.views import check_accesses, gates_done, gates_ready, index_access, view
 
@@ -118,6 +120,13 @@ VECTOR_OPS: dict[str, VectorOp] = {
     "duplicate": VectorOp(None, "duplicate"),
     "copy": VectorOp(_identity, "copy"),
     "cast": VectorOp(_identity, "cast", store=_store_cast),
+    # fused casts and dequantisation (ascsim.sim.dequant has their arithmetic)
+    "add_relu_cast": VectorOp(lambda a, b: _relu(a + b), "add", store=dequant.store_fused_cast),
+    "sub_relu_cast": VectorOp(lambda a, b: _relu(a - b), "sub", store=dequant.store_fused_cast),
+    "mul_cast": VectorOp(np.multiply, "mul", store=dequant.store_fused_cast),
+    "add_deq_relu": VectorOp(dequant.add_wide, "add", store=dequant.store_dequant),
+    "dequant": VectorOp(_identity, "cast", store=dequant.store_dequant),
+    "dequant_table": VectorOp(dequant.dequant_table, "cast", store=dequant.store_bytes),
 }
 
 #: Comparison name -> numpy function (VectorCompare.cmp).
@@ -265,42 +274,50 @@ def _bits_access(region: Region, nbits: int) -> tuple:
 def execute_compare(core, rec: VectorCompare):
     loc = rec.loc
     srcs = rec.srcs
-    _check_operands(rec.op, (rec.dst, *srcs), loc)
+    dst = rec.dst  # None: the compare-mask register
+    _check_operands(rec.op, srcs if dst is None else (dst, *srcs), loc)
     bits = rec.bits
     nbits = int(bits.max()) + 1 if bits.size else 0
     per_src = [lane_accesses(s, i) for s, i in zip(srcs, rec.lanes)]
     reads = tuple(r for recs in per_src for r in recs)
-    writes = (_bits_access(rec.dst, nbits),)
+    writes = () if dst is None else (_bits_access(dst, nbits),)
     if core.launch.values:
         operands = [compute_dtype(_hull_view(core, s, i, loc)[i])
                     for s, i in zip(srcs, rec.lanes)]
         if rec.scalar is not None:
             operands.append(np.asarray(rec.scalar, dtype=srcs[0].dtype).astype(
                 operands[0].dtype))
-        packed = _bits_view(core, rec.dst, nbits, loc)
-        unpacked = np.unpackbits(packed, bitorder="little")
-        # Lanes the mask disables keep their old bit: the vector unit does not write them.
-        unpacked[bits] = COMPARISONS[rec.cmp](*operands)
-        packed[:] = np.packbits(unpacked, bitorder="little")
+        if dst is None:
+            set_cmp_mask_bits(core, bits, COMPARISONS[rec.cmp](*operands))
+        else:
+            packed = _bits_view(core, dst, nbits, loc)
+            unpacked = np.unpackbits(packed, bitorder="little")
+            # Lanes the mask disables keep their old bit: the vector unit does not write them.
+            unpacked[bits] = COMPARISONS[rec.cmp](*operands)
+            packed[:] = np.packbits(unpacked, bitorder="little")
     else:
-        check_accesses(core, _paired((*srcs, rec.dst), (*per_src, writes)), loc)
+        regions = srcs if dst is None else (*srcs, dst)
+        records = per_src if dst is None else (*per_src, writes)
+        check_accesses(core, _paired(regions, records), loc)
     busy, latency = core.costs.vector("compare", srcs[0].dtype, rec.repeats)
-    return _place(core, rec, (rec.dst, *srcs), busy, latency, reads, writes)
+    return _place(core, rec, (dst, *srcs), busy, latency, reads, writes)
 
 
 def execute_select(core, rec: VectorSelect):
     loc = rec.loc
-    dst, srcs = rec.dst, rec.srcs
-    _check_operands(rec.op, (dst, rec.mask, *srcs), loc)
+    dst, srcs, mask = rec.dst, rec.srcs, rec.mask  # mask None: the compare-mask register
+    _check_operands(rec.op, (dst, *srcs) if mask is None else (dst, mask, *srcs), loc)
     bits = rec.bits
     nbits = int(bits.max()) + 1 if bits.size else 0
     dst_index, *src_index = rec.lanes
     per_src = [lane_accesses(s, i) for s, i in zip(srcs, src_index)]
-    mask_read = _bits_access(rec.mask, nbits)
-    reads = [r for recs in per_src for r in recs] + [mask_read]
+    mask_reads = [] if mask is None else [_bits_access(mask, nbits)]
+    reads = [r for recs in per_src for r in recs] + mask_reads
     writes = lane_accesses(dst, dst_index)
     if core.launch.values:
-        chosen = np.unpackbits(_bits_view(core, rec.mask, nbits, loc), bitorder="little")[bits]
+        packed = (cmp_mask_bytes(core) if mask is None else
+                  _bits_view(core, mask, nbits, loc))
+        chosen = np.unpackbits(packed, bitorder="little")[bits]
         a = _hull_view(core, srcs[0], src_index[0], loc)[src_index[0]]
         if len(srcs) > 1:
             b = _hull_view(core, srcs[1], src_index[1], loc)[src_index[1]]
@@ -308,10 +325,11 @@ def execute_select(core, rec: VectorSelect):
             b = np.asarray(rec.scalar, dtype=dst.dtype)
         _hull_view(core, dst, dst_index, loc)[dst_index] = np.where(chosen.astype(bool), a, b)
     else:
-        check_accesses(core, _paired((*srcs, rec.mask, dst), (*per_src, (mask_read,), writes)),
-                       loc)
+        masks = () if mask is None else (mask,)
+        check_accesses(core, _paired((*srcs, *masks, dst),
+                                     (*per_src, *[(r,) for r in mask_reads], writes)), loc)
     busy, latency = core.costs.vector("select", dst.dtype, rec.repeats)
-    return _place(core, rec, (dst, rec.mask, *srcs), busy, latency, tuple(reads), writes)
+    return _place(core, rec, (dst, mask, *srcs), busy, latency, tuple(reads), writes)
 
 
 # ------------------------------------------------------------------------------ reductions
@@ -384,22 +402,46 @@ def execute_gather(core, rec: VectorGather):
 def execute_sequence(core, rec: VectorSequence):
     loc = rec.loc
     outputs = (rec.dst,) if isinstance(rec.dst, Region) else rec.dst
-    if rec.lanes is None:
-        touched = [(r.access(),) for r in (*outputs, *rec.srcs)]
+    if rec.lanes is None:  # one record per operand (list comprehensions: no generator frames)
+        writes = tuple([r.access() for r in outputs])
+        reads = tuple([r.access() for r in (*rec.srcs, *rec.extra)])
+        pairs = (*outputs, *rec.srcs, *rec.extra), (*writes, *reads)
     else:
         touched = [lane_accesses(r, i) for r, i in zip((*outputs, *rec.srcs), rec.lanes)]
-    touched += [(r.access(),) for r in rec.extra]
+        touched += [(r.access(),) for r in rec.extra]
+        reads = tuple(r for recs in touched[len(outputs):] for r in recs)
+        writes = tuple(r for recs in touched[:len(outputs)] for r in recs)
+        pairs = None
     if core.launch.values:
         _compute_sequence(core, rec, outputs)
+    elif pairs is not None:
+        check_accesses(core, list(zip(*pairs)), loc)
     else:
         check_accesses(core, _paired((*outputs, *rec.srcs, *rec.extra), touched), loc)
     steps = rec.steps
-    busy, latency = core.costs.sequence(steps, rec.dtype, rec.repeats)
+    busy, latency = _sequence_cost(core.costs, steps, rec.dtype, rec.repeats)
     core.scalar_work(core.timing.scalar_cycles_per_call * (len(steps) - 1))  # it issues each
-    reads = tuple(r for recs in touched[len(outputs):] for r in recs)
-    writes = tuple(r for recs in touched[:len(outputs)] for r in recs)
     return _place(core, rec, (*outputs, *rec.srcs, *rec.extra, *rec.scratch), busy, latency,
                   reads, writes)
+
+
+#: (cost table, steps, type name, repeats) -> (busy, latency) of a sequence: a kernel's loop
+#: issues the same library routine on the same tile size over and over.
+_SEQUENCE_COSTS: dict = {}
+SEQUENCE_CACHE_LIMIT = 4096
+
+
+def _sequence_cost(costs, steps, dtype: str, repeats: int) -> tuple[float, float]:
+    key = (costs, steps, dtype, repeats)
+    try:
+        cost = _SEQUENCE_COSTS.get(key)
+    except TypeError:  # a step given as a list: not a key, and not worth one
+        return costs.sequence(steps, dtype, repeats)
+    if cost is None:
+        if len(_SEQUENCE_COSTS) >= SEQUENCE_CACHE_LIMIT:
+            _SEQUENCE_COSTS.clear()
+        cost = _SEQUENCE_COSTS[key] = costs.sequence(steps, dtype, repeats)
+    return cost
 
 
 def _compute_sequence(core, rec: VectorSequence, outputs) -> None:

@@ -8,7 +8,20 @@ Adding an instruction is a record in :mod:`ascsim.isa.instr` and an executor reg
 from __future__ import annotations
 
 from ascsim.isa.instr import ScalarOps
-from ascsim.sim import core, exec_copy, exec_cube, exec_debug, exec_registers, exec_vector, sync
+from ascsim.sim import (
+    aipp,
+    core,
+    exec_copy,
+    exec_cube,
+    exec_debug,
+    exec_gm_flags,
+    exec_registers,
+    exec_scatter,
+    exec_sparse,
+    exec_vector,
+    exec_watch,
+    sync,
+)
 
 
 def execute_scalar_ops(core, rec: ScalarOps) -> None:
@@ -21,4 +34,9 @@ core.EXECUTORS.update(exec_cube.EXECUTORS)
 core.EXECUTORS.update(exec_vector.EXECUTORS)
 core.EXECUTORS.update(exec_debug.EXECUTORS)
 core.EXECUTORS.update(exec_registers.EXECUTORS)
+core.EXECUTORS.update(exec_scatter.EXECUTORS)
+core.EXECUTORS.update(exec_gm_flags.EXECUTORS)
+core.EXECUTORS.update(exec_sparse.EXECUTORS)
+core.EXECUTORS.update(exec_watch.EXECUTORS)
+core.EXECUTORS.update(aipp.EXECUTORS)
 core.EXECUTORS[ScalarOps] = execute_scalar_ops

@@ -32,6 +32,12 @@ from ascsim.sim.access import ByteRows
 #: L2 line size in bytes: pypto's L2 model uses 512 B lines [S14]; GM requests are split into
 #: 128/256/512 B pieces and 512 B is the best-aligned size [S10, S17].
 LINE_BYTES = 512
+INF = float("inf")  # the ready time of a line not in L2
+# ufunc reductions called directly: ``ndarray.min()`` goes through a Python wrapper first.
+_min, _max = np.minimum.reduce, np.maximum.reduce
+#: Up to this many lines a read or write works on a list of their ready times (a 2 KiB tile
+#: is four lines): numpy's fixed cost per call is then most of the work.
+FEW_LINES = 64
 
 
 def _line_union(first: np.ndarray, last: np.ndarray, n_lines: int):
@@ -154,8 +160,19 @@ class L2Cache:
         ready = lines[idx]
         if ready.size == 0:
             return float(hit_latency), 1.0
-        missing = np.isinf(ready)
-        misses = int(np.count_nonzero(missing))
+        if ready.size <= FEW_LINES:
+            return self._read_few(lines, idx, ready.tolist(), nbytes, t, hit_latency,
+                                  miss_latency)
+        # All lines new (a streaming read) or all present are told apart by one C-level
+        # reduction each; only a mix needs the mask.
+        if _min(ready) == INF:
+            missing = None
+            misses = ready.size
+        elif _max(ready) < INF:
+            misses = 0
+        else:
+            missing = np.isinf(ready)
+            misses = int(np.count_nonzero(missing))
         hit_fraction = 1.0 - misses / ready.size
         self.hit_bytes += nbytes * hit_fraction
         self.miss_bytes += nbytes - nbytes * hit_fraction
@@ -173,12 +190,33 @@ class L2Cache:
         # later simulated time than this read: the read then fetches the line itself and
         # waits at most the HBM latency (waiting for the later fill would chain such waits
         # from core to core).
-        wait = float(ready.max()) - t
+        wait = float(_max(ready)) - t
         if wait > miss_latency:
             np.minimum(ready, t + miss_latency, out=ready)
             if type(idx) is not slice:
                 lines[idx] = ready
             wait = float(miss_latency)
+        return float(max(hit_latency, wait)), 1.0
+
+    def _read_few(self, lines, idx, ready: list, nbytes: float, t: float, hit_latency: float,
+                  miss_latency: float) -> tuple[float, float]:
+        """:meth:`_read_lines` of a few lines (most tiles), with their ready times as a list:
+        the same arithmetic, without numpy's per-call overhead."""
+        misses = ready.count(INF)
+        hit_fraction = 1.0 - misses / len(ready)
+        self.hit_bytes += nbytes * hit_fraction
+        self.miss_bytes += nbytes - nbytes * hit_fraction
+        if misses:
+            if self._admit(misses):
+                arrival = t + miss_latency
+                lines[idx] = arrival if misses == len(ready) else \
+                    [arrival if r == INF else r for r in ready]
+            return float(miss_latency), hit_fraction
+        wait = max(ready) - t
+        if wait > miss_latency:  # a later request's fill: fetch it now (see _read_lines)
+            latest = t + miss_latency
+            lines[idx] = [min(r, latest) for r in ready]
+            wait = miss_latency
         return float(max(hit_latency, wait)), 1.0
 
     def write(self, buffer_id: int, starts, ends, t: float) -> None:
@@ -195,7 +233,15 @@ class L2Cache:
 
     def _write_lines(self, lines, idx, nbytes: float, t: float) -> None:
         ready = lines[idx]
-        new = int(np.count_nonzero(np.isinf(ready)))
+        if 0 < ready.size <= FEW_LINES:
+            self._write_few(lines, idx, ready.tolist(), nbytes, t)
+            return
+        if not ready.size or _max(ready) < INF:
+            new = 0
+        elif _min(ready) == INF:
+            new = ready.size
+        else:
+            new = int(np.count_nonzero(np.isinf(ready)))
         if new and not self._admit(new):
             self.spill_bytes += nbytes * new / ready.size
             return
@@ -204,6 +250,18 @@ class L2Cache:
             np.minimum(ready, t, out=ready)
         else:
             lines[idx] = np.minimum(ready, t)
+
+    def _write_few(self, lines, idx, ready: list, nbytes: float, t: float) -> None:
+        """:meth:`_write_lines` of a few lines, with their ready times as a list."""
+        new = ready.count(INF)
+        if new and not self._admit(new):
+            self.spill_bytes += nbytes * new / len(ready)
+            return
+        self.write_bytes += nbytes
+        if new == len(ready):  # all new: each becomes ``t``
+            lines[idx] = t
+        elif max(ready) > t:
+            lines[idx] = [r if r < t else t for r in ready]
 
     def unknown_read(self, nbytes: float) -> None:
         """A read whose GM addresses the caller did not give: counted as HBM traffic."""

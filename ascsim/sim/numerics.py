@@ -213,3 +213,31 @@ def _fp32_product(a32: np.ndarray, b32: np.ndarray, initial: np.ndarray | None) 
         with np.errstate(all="ignore"):
             out += initial.astype(np.float32, copy=False)
     return out
+
+
+#: Mantissa bits the Cube keeps of an fp32 input in HF32 mode (the HF32 page of Ascend C's
+#: Mmad documentation states 10 for the 950; the 910B figure is not available as text and
+#: the same width is assumed).
+HF32_MANTISSA_BITS = 10
+HF32_TIES = ("even", "away")
+
+
+def to_hf32(x: np.ndarray, ties: str = "even") -> np.ndarray:
+    """fp32 values rounded to HF32 (sign, 8 exponent bits, ``HF32_MANTISSA_BITS`` mantissa
+    bits), kept as fp32: to nearest, ties to even (``"even"``) or away from zero
+    (``"away"``). Infinities and NaNs pass unchanged; a carry into the exponent is the
+    correctly rounded result (up to infinity past the largest finite value)."""
+    if ties not in HF32_TIES:
+        raise ValueError(f"HF32 ties rule {ties!r} is not one of {HF32_TIES}")
+    drop = 23 - HF32_MANTISSA_BITS
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    half = np.uint64(1 << (drop - 1))
+    if ties == "even":
+        keep_lsb = (bits >> np.uint64(drop)) & np.uint64(1)
+        rounded = bits + half - np.uint64(1) + keep_lsb
+    else:
+        rounded = bits + half
+    rounded &= ~np.uint64((1 << drop) - 1)
+    finite = np.isfinite(np.asarray(x, dtype=np.float32))
+    out = np.where(finite, rounded, bits).astype(np.uint32).view(np.float32)
+    return out.reshape(np.shape(x))

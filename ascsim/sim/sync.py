@@ -84,57 +84,63 @@ class Gate:
         return f"Gate({self.label}, {self.space}[{self.lo}:{self.hi}], {self.state})"
 
 
-#: Gate action -> the state it leaves the gate in.
-GATE_STATES = {"acquire_write": "writing", "release_write": "handed_over",
-               "acquire_read": "reading", "release_read": "free"}
+# Each gate action is one step function that moves the gate's times and state in one frame
+# (a queue makes four gate operations per tile, so they run as often as instructions).
+def _acquire_write(core, gate: Gate, loc) -> None:
+    """The producer takes the buffer: its writes wait until the previous readers are done
+    (write-after-read), plus the flag latency when there were any."""
+    last = gate.last_done
+    if last:
+        gate.ready = last + core.timing.flag_latency_cycles
+        if core.launch.options.keep:
+            _draw_handover(core, gate.consumer, gate.producer, last, gate.ready, loc)
+    else:
+        gate.ready = 0.0
+    gate.state = "writing"
+    gate.taken_at = loc
+    gate.generation += 1
 
 
-def _gate_acquire_write(core, gate: Gate) -> None:
-    # The producer's writes wait until the previous readers are done (write-after-read).
-    gate.ready = gate.last_done + (core.timing.flag_latency_cycles if gate.last_done else 0)
-
-
-def _gate_release_write(core, gate: Gate) -> None:
-    # The consumer may start once the producer's last access has completed.
+def _release_write(core, gate: Gate, loc) -> None:
+    """The producer hands the buffer over: the consumer may start once the producer's last
+    access has completed."""
     gate.ready = gate.last_done + core.timing.flag_latency_cycles
+    gate.state = "handed_over"
 
 
-def _no_time(core, gate: Gate) -> None:
-    """Taking a handed-over buffer or giving it back costs nothing beyond the issue: the times
-    were set when it was handed over, and the next producer waits for its last use."""
+def _acquire_read(core, gate: Gate, loc) -> None:
+    """The consumer takes the handed-over buffer: no time of its own (the times were set when
+    it was handed over)."""
+    if gate.last_done and core.launch.options.keep:
+        _draw_handover(core, gate.producer, gate.consumer, gate.last_done, gate.ready, loc)
+    gate.state = "reading"
 
 
-#: Acquires that take over a buffer from the other side: -> (giving pipe, taking pipe).
-HANDED = {"acquire_read": lambda gate: (gate.producer, gate.consumer),
-          "acquire_write": lambda gate: (gate.consumer, gate.producer)}
+def _release_read(core, gate: Gate, loc) -> None:
+    """The consumer gives the buffer back: no time of its own (the next producer waits for its
+    last use)."""
+    gate.state = "free"
 
-GATE_TIMING = {"acquire_write": _gate_acquire_write, "release_write": _gate_release_write,
-               "acquire_read": _no_time, "release_read": _no_time}
+
+def _draw_handover(core, src: str, dst: str, t_src: float, t_dst: float, loc) -> None:
+    """The hand-over as a flow arrow in the trace (only a kept launch is drawn): from the side
+    that gave the buffer back (its last access) to the side that takes it now."""
+    core.flag_edges.append((src, t_src, dst, t_dst, loc))
+
+
+#: Gate action -> its step (see :class:`~ascsim.isa.instr.GateOp` for the semantics).
+GATE_STEPS = {"acquire_write": _acquire_write, "release_write": _release_write,
+              "acquire_read": _acquire_read, "release_read": _release_read}
 
 
 def execute_gate(core, rec: GateOp) -> None:
-    gate = rec.gate
-    timing, state, handed = GATE_ACTIONS_SPEC[rec.action]
+    gate, action, loc = rec
     cycles = core.timing.scalar_cycles_per_call  # core.call_overhead, inlined: it runs per op
     core.scalar += cycles
     core.busy["S"] += cycles
-    timing(core, gate)
-    if handed is not None and gate.last_done and core.launch.options.keep:
-        # The hand-over as a flow arrow in the trace (only a kept launch is drawn): from the
-        # side that gave the buffer back (its last access) to the side that takes it now.
-        src, dst = handed(gate)
-        core.flag_edges.append((src, gate.last_done, dst, gate.ready, rec.loc))
-    gate.state = state
-    if rec.action == "acquire_write":
-        gate.taken_at = rec.loc
-        gate.generation += 1
+    GATE_STEPS[action](core, gate, loc)
     for observer in core.launch.observers:
-        observer.on_gate(core, gate, rec.action, rec.loc)
-
-
-#: Gate action -> (its timing rule, the state it leaves the gate in, the hand-over it draws).
-GATE_ACTIONS_SPEC = {action: (GATE_TIMING[action], GATE_STATES[action], HANDED.get(action))
-                     for action in GATE_TIMING}
+        observer.on_gate(core, gate, action, loc)
 
 
 # ============================================================================ intra-core events

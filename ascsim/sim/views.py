@@ -83,9 +83,11 @@ def write_back(region: Region, lo: int, written: np.ndarray) -> None:
     within the allocation, as the device does, and drop the rest (they would land in memory
     the kernel does not own)."""
     mem = region.mem
-    if mem.space != "GM" or np.shares_memory(written, mem.data):
+    if mem.space != "GM":
         return
     a = region.offset + lo
+    if a >= 0 and a + written.size <= mem.capacity:
+        return  # within the buffer: raw_bytes gave a view, written in place
     first = max(a, 0)
     stop = min(a + written.size, mem.capacity)
     if first < stop:

@@ -268,11 +268,17 @@ class MatmulTilingRequest:
         if self.dim != -1 and self.dim < 1:
             raise TilingError(f"dim must be -1 (all cores) or >= 1, got {self.dim}")
         k_align = k_alignment(self.a_dtype)
+        core_k = self.single_core_k if self.single_core_k != -1 else self.k
         for name, unit in (("base_m", FRACTAL), ("base_n", FRACTAL), ("base_k", k_align)):
             value = getattr(self, name)
-            if value != -1 and (value < 1 or value % unit):
+            # A base_k off the C0 grid that covers the core's whole K is one K step whose
+            # tail is padded to C0 in L0, as CANN takes it (set_fix_split(32, 16, 8) on a K
+            # of 8 in fp16 tiles with base_k=8).
+            whole_k = name == "base_k" and value >= core_k
+            if value != -1 and (value < 1 or (value % unit and not whole_k)):
                 raise TilingError(f"{name}={value} must be -1 (choose) or a positive multiple "
-                                  f"of {unit}")
+                                  f"of {unit}" + (f" (or cover the core's K={core_k})"
+                                                  if name == "base_k" else ""))
         for name, extent in (("single_core_m", "m"), ("single_core_n", "n"),
                              ("single_core_k", "k")):
             value, total = getattr(self, name), getattr(self, extent)
@@ -406,9 +412,9 @@ def _fit_base_k(bm: int, bn: int, sck: int, req: MatmulTilingRequest, p: Problem
     for db_a, db_b in dbs:
         l0_cap = min(p.l0a * 8 // (a_row * db_a), p.l0b * 8 // (b_row * db_b), MAX_MMAD_EXTENT)
         if req.base_k != -1:
-            if req.base_k <= l0_cap:
+            if align_up(req.base_k, p.k_align) <= l0_cap:  # L0 holds K padded to C0
                 return req.base_k, db_a, db_b, None
-            bk = req.base_k
+            bk = align_up(req.base_k, p.k_align)
             need_a, need_b = a_row * bk * db_a // 8, b_row * bk * db_b // 8
             reason = (f"base {bm}x{bn}x{bk}: A block needs {need_a} B of L0A (has {p.l0a} B),"
                       f" B block needs {need_b} B of L0B (has {p.l0b} B)")

@@ -61,7 +61,7 @@ class _Live:
 
 
 def run(ns: argparse.Namespace, console: Console) -> int:
-    from ascsim.tune.backends import BackendError
+    from ascsim.tune.backends import BackendError, make_backend
     from ascsim.tune.report import summary_lines, top_table, write_reports
     from ascsim.tune.space import SpaceError, load_space
     from ascsim.tune.study import StudyError
@@ -87,16 +87,25 @@ def run(ns: argparse.Namespace, console: Console) -> int:
         Path(storage).parent.mkdir(parents=True, exist_ok=True)
     budget = min(ns.budget, space.grid_size) if ns.budget > 0 else ns.budget
     live = _Live(console, max(budget, 1))
+    backend = "ray" if ns.ray else "pool"
     try:
+        if backend == "pool":
+            # Started before the progress display runs its refresh thread, so that the
+            # workers can be forks of this process (milliseconds instead of seconds each).
+            backend = make_backend("pool", ns.workers)
+            backend.prepare()
         with live.progress:
             result = search(target, space, budget=ns.budget, workers=ns.workers, seed=ns.seed,
                             objective=ns.objective, storage=storage,
                             study_name=f"{Path(target.path).stem}:{target.entry}",
-                            backend="ray" if ns.ray else "pool", ray_address=ns.ray or "auto",
+                            backend=backend, ray_address=ns.ray or "auto",
                             soc=ns.soc, on_trial=live)
     except (SearchError, StudyError, BackendError, ValueError) as exc:
         console.print(f"[red]ascsim tune:[/] {exc}")
         return 2
+    finally:
+        if not isinstance(backend, str):
+            backend.close()
     console.print(top_table(result, ns.top))
     for line in summary_lines(result):
         console.print(line)

@@ -175,6 +175,9 @@ def tune_task(task, soc: str, *, budget: int = 16, workers: int | None = None, s
     how = OP_TUNING[task.name]
     out = []
     engine = make_backend(backend, workers, ray_address)
+    prepare = getattr(engine, "prepare", None)
+    if prepare is not None:
+        prepare()  # before the progress display's thread starts, so the workers can be forks
     with engine_closed(engine), \
             Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                      console=console, disable=console is None) as bar:

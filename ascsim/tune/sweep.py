@@ -204,6 +204,7 @@ def search(run_fn: Callable[..., Any], space: Space | Mapping[str, Any] | str, *
         engine.start(spec)
         run.start_s = time.perf_counter() - run.t0
         meta["workers"] = engine.workers
+        meta["backend"] = engine.name  # now that it knows how its workers started
         while run.evaluated < run.budget:
             left = run.budget - run.evaluated
             batch = run.next_batch(left if use_grid else min(batch_size, left))

@@ -6,8 +6,8 @@ import numpy as np
 
 from ascsim.asc.adv.composite import sequence
 from ascsim.asc.context import user_location
+from ascsim.asc.errors import CallFormError
 from ascsim.isa import count_repeats
-from ascsim.sim.errors import KernelError
 from ascsim.sim.numerics import compute_dtype
 
 # muls(-β), exp, adds(1), div (src1 / denominator), mul (by src0).
@@ -20,7 +20,7 @@ def swiglu(dst, src0, src1, scalar_value: float = 1.0, shared_tmp_buffer=None,
     loc = user_location()
     count = kwargs.pop("count", cal_count)
     if kwargs:
-        raise KernelError(f"swiglu: unexpected keyword argument(s) {sorted(kwargs)}", loc)
+        raise CallFormError(f"swiglu: unexpected keyword argument(s) {sorted(kwargs)}", loc)
     if count is None:
         count = min(dst.length, src0.length, src1.length)
     count = int(count)
@@ -32,5 +32,5 @@ def swiglu(dst, src0, src1, scalar_value: float = 1.0, shared_tmp_buffer=None,
 
     scratch = () if shared_tmp_buffer is None else (shared_tmp_buffer.region(),)
     sequence("swiglu", dst.region(count), (src0.region(count), src1.region(count)), swish_gate,
-             SWIGLU_STEPS, count_repeats(count, dst.dtype.sizeof()), dst.dtype.np_dtype.name,
+             SWIGLU_STEPS, count_repeats(count, dst.dtype.sizeof()), dst.dtype.np_name,
              loc, scratch=scratch)

@@ -28,5 +28,5 @@ def unary_composite(name: str, steps, fn, dst, src, count, loc, extra_reads=()) 
         raise KernelError(f"{name}: count {count} is negative", loc)
     repeats = count_repeats(count, max(dst.dtype.sizeof(), src.dtype.sizeof()))
     sequence(name, dst.region(count), (src.region(count),), lambda x: fn(compute_dtype(x)),
-             steps, repeats, src.dtype.np_dtype.name, loc,
+             steps, repeats, src.dtype.np_name, loc,
              extra=tuple(t.region(n) for t, n in extra_reads))

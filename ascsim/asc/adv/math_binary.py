@@ -58,7 +58,7 @@ def _make(name, fn, takes_floats, steps):
         n = _count(name, count, (dst, src0, src1), loc)
         scratch = () if temp_buffer is None else (temp_buffer.region(),)
         sequence(name, dst.region(n), (src0.region(n), src1.region(n)), fn, steps,
-                 count_repeats(n, dst.dtype.sizeof()), dst.dtype.np_dtype.name, loc,
+                 count_repeats(n, dst.dtype.sizeof()), dst.dtype.np_name, loc,
                  scratch=scratch)
 
     op.__name__ = name
@@ -83,7 +83,7 @@ def axpy(dst, src, scalar, count=None, temp_buffer=None, is_reuse_source=False) 
     scratch = () if temp_buffer is None else (temp_buffer.region(),)
     steps = ("muls", "add") if dst.dtype == src.dtype else ("cast", "muls", "add")
     sequence("axpy", dst.region(n), (src.region(n), dst.region(n)), fn, steps,
-             count_repeats(n, dst.dtype.sizeof()), dst.dtype.np_dtype.name, loc,
+             count_repeats(n, dst.dtype.sizeof()), dst.dtype.np_name, loc,
              scratch=scratch)
 
 

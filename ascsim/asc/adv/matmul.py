@@ -45,6 +45,7 @@ from ascsim.isa import (
     ScalarOps,
 )
 from ascsim.sim.access import ByteRows
+from ascsim.sim.numerics import convert
 
 UB_POSITIONS = frozenset({TPosition.VECIN, TPosition.VECOUT, TPosition.VECCALC})
 FRACTAL_ROWS = 16
@@ -103,16 +104,43 @@ class _Block:
     cols: slice
     shape: tuple[int, int]
     ready: float  # cycle the block is complete in L0C
+    #: The quantisation of a quantising FixPipe (see Matmul.set_quant_scalar): an fp32 scale,
+    #: or one per column of the block; None when C is converted without a scale.
+    scale: object = None
+    c_dtype: object = None  # C's numpy type, when ``scale`` is set
 
     @property
     def values(self) -> np.ndarray | None:
-        """rows x cols, accumulator type, bias included (waits for a background product)."""
+        """rows x cols, accumulator type, bias included (waits for a background product);
+        with a quantisation: scaled in fp32 and rounded to C's type (to nearest even,
+        saturating), as the FixPipe quantises."""
         result = _finished(self.region)  # (None in a timing-only run)
-        return None if result is None else result[self.rows, self.cols]
+        if result is None:
+            return None
+        return _quantised(result[self.rows, self.cols], self.scale, self.c_dtype)
 
 
 def _acc_type(dtype) -> np.dtype:
     return np.dtype(np.int32) if dtype.is_int() else np.dtype(np.float32)
+
+
+#: C types that an integer (int32) accumulator reaches through a quantising FixPipe (int8 in,
+#: the "deq" modes), and those a float (fp32) accumulator does (int8 out, the "quant" modes).
+_QUANTISED_C = {True: frozenset({"float16", "bfloat16", "int8"}), False: frozenset({"int8"})}
+
+
+def _quantised(values: np.ndarray, scale, c_dtype) -> np.ndarray:
+    """Accumulator ``values`` as a quantising FixPipe writes them with ``scale`` (None: as
+    they are, converted on the way out): scaled in fp32, rounded to nearest even and
+    saturated to C's type."""
+    if scale is None:
+        return values
+    return convert(values.astype(np.float32) * scale, c_dtype, "rint")
+
+
+def _quantises(a_dtype, c_dtype) -> bool:
+    """Whether the FixPipe of a Matmul with these A and C types applies a quantisation scale."""
+    return c_dtype.name in _QUANTISED_C[a_dtype.is_int()]
 
 
 def _gm_matrix(t: GlobalTensor, rows: int, cols: int, stride: int, loc) -> np.ndarray:
@@ -206,6 +234,8 @@ class Matmul:
         self._pending_from = None  # the AIC that runs it
         self._batch_num = (1, 1)  # set_batch_num: iterate_batch's default batch counts
         self.self_define_data = self.user_def_info = None  # callback data (no callbacks here)
+        # set_quant_scalar / set_quant_vector: ("scalar", fp32 scale) or ("vector", GM words)
+        self._quant: tuple | None = None
 
     # ------------------------------------------------------------------ set-up
     def init(self, tiling, pipe=None) -> None:
@@ -282,6 +312,43 @@ class Matmul:
                 single[i] = int(v)
         self._single = single
         self._cursor = 0
+
+    def set_quant_scalar(self, quant_scalar) -> None:
+        """One quantisation scale for all of C (Ascend C ``SetQuantScalar``): the low 32 bits
+        of the uint64 are the fp32 scale. It is applied where the FixPipe's conversion of the
+        accumulators to C's type is a quantising one (int8 A/B to an fp16, bf16 or int8 C;
+        float A/B to an int8 C); other conversions take no scale, so there it changes nothing."""
+        current_core().call_overhead()
+        bits = np.array([int(quant_scalar) & 0xFFFFFFFF], np.uint32)
+        self._quant = ("scalar", bits.view(np.float32)[0])
+
+    def set_quant_vector(self, quant_tensor) -> None:
+        """One quantisation scale per column of C (Ascend C ``SetQuantVector``): a uint64 GM
+        tensor from this core's first column, each word's low 32 bits an fp32 scale; applied
+        as :meth:`set_quant_scalar` says. The FixPipe fetches each block's scales from GM."""
+        loc = user_location()
+        current_core().call_overhead()
+        gm = _as_global(quant_tensor, loc)
+        if gm.dtype.name != "uint64":
+            raise KernelError(f"set_quant_vector: the scales are uint64 words, got a "
+                              f"{gm.dtype.name} tensor", loc)
+        self._quant = ("vector", gm)
+
+    def _block_quant(self, aic, cols: slice, ready: float, loc) -> tuple:
+        """(scale, C's numpy type, cycle the scales are in place) of a block whose columns
+        are ``cols`` of the region; (None, None, ready) without a quantisation."""
+        if self._quant is None or not _quantises(self.a_type.dtype, self.c_type.dtype):
+            return None, None, ready
+        kind, value = self._quant
+        c_dtype = self.c_type.dtype.np_dtype
+        if kind == "scalar":
+            return value, c_dtype, ready
+        n = self._shape(loc)[1]
+        words = np.asarray(value.elements(0, n, loc), np.uint64)[cols]
+        scales = (words & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.float32)
+        fetch = aic.execute(Copy(None, None, Bursts.contiguous(words.size * 8), loc,
+                                 "matmul_quant_vector", path="GM->L1", after=ready))
+        return scales, c_dtype, max(ready, fetch.done)
 
     def end(self) -> None:
         current_core().call_overhead()
@@ -522,7 +589,8 @@ class Matmul:
         shape = (len(self._region_rows[rs]), len(self._region_cols[cs]))
         aic = self._aic(client, loc)
         ready = self._charge_block(aic, client, mi, ni, self._message(client, aic, loc), loc)
-        self._block = _Block(mi, ni, self._region_product, rs, cs, shape, ready)
+        scale, c_dtype, ready = self._block_quant(aic, cs, ready, loc)
+        self._block = _Block(mi, ni, self._region_product, rs, cs, shape, ready, scale, c_dtype)
         return True
 
     def get_tensor_c(self, tensor=None, en_atomic: int = 0, en_sequential_write: bool = False,
@@ -632,8 +700,10 @@ class Matmul:
             rows = min(t.base_m, m - mi * t.base_m)
             cols = min(t.base_n, n - ni * t.base_n)
             r0, c0 = mi * t.base_m, ni * t.base_n
+            scale, c_dtype, ready = self._block_quant(aic, slice(c0, c0 + cols), ready, loc)
             result = _finished(product)
-            values = None if result is None else result[r0:r0 + rows, c0:c0 + cols]
+            values = (None if result is None
+                      else _quantised(result[r0:r0 + rows, c0:c0 + cols], scale, c_dtype))
             fix = self._fix(aic, "L0C->GM", rows, cols, ready, loc,
                             gm[r0 * stride + c0:].region(), stride, values, atomic)
             done = max(done, fix.done)

@@ -11,6 +11,7 @@ import numpy as np
 
 from ascsim.asc.adv.composite import sequence
 from ascsim.asc.context import current_core, user_location
+from ascsim.asc.errors import CallFormError
 from ascsim.asc.struct import Struct
 from ascsim.isa import Handoff, count_repeats
 from ascsim.sim.errors import KernelError
@@ -42,7 +43,7 @@ def rmsnorm(dst, src, gamma, epsilon, tiling, temp_buffer=None, basic_block: boo
     loc = user_location()
     temp_buffer = kwargs.pop("shared_tmp_buffer", temp_buffer)
     if kwargs:
-        raise KernelError(f"rmsnorm: unexpected keyword argument(s) {sorted(kwargs)}", loc)
+        raise CallFormError(f"rmsnorm: unexpected keyword argument(s) {sorted(kwargs)}", loc)
     rows = int(tiling.b_length) * int(tiling.s_length)
     h = int(tiling.h_length)
     real_h = int(tiling.original_h_length) or h
@@ -69,7 +70,7 @@ def rmsnorm(dst, src, gamma, epsilon, tiling, temp_buffer=None, basic_block: boo
     scratch = () if temp_buffer is None else (temp_buffer.region(),)
     instr = sequence("rmsnorm", out, (src.region(n), gamma.region(real_h)), rms_norm,
                      rmsnorm_steps(rows, h, size, basic_block), count_repeats(n, size),
-                     src.dtype.np_dtype.name, loc, scratch=scratch)
+                     src.dtype.np_name, loc, scratch=scratch)
     # The library hands per-row results between the vector and the scalar unit (V_S sync), so
     # the scalar unit cannot run ahead into the next chunk: the published 910B4 per-pipe times
     # add up (Vec + Scalar ~ total per chunk, calibration.md) instead of overlapping.

@@ -15,6 +15,7 @@ import numpy as np
 
 from ascsim.asc.adv.composite import sequence
 from ascsim.asc.context import user_location
+from ascsim.asc.errors import CallFormError
 from ascsim.isa import count_repeats
 from ascsim.sim.errors import KernelError
 from ascsim.sim.numerics import convert
@@ -59,7 +60,7 @@ def quant(dst, src, scale, offset, count=None, temp_buffer=None, reuse_source: b
     loc = user_location()
     count = kwargs.pop("cal_count", count)
     if kwargs:
-        raise KernelError(f"quant: unexpected keyword argument(s) {sorted(kwargs)}", loc)
+        raise CallFormError(f"quant: unexpected keyword argument(s) {sorted(kwargs)}", loc)
     if dst.dtype.name != "int8":
         raise KernelError(f"quant: dst must be int8, got {dst.dtype.name}", loc)
     steps = QUANT_STEPS.get(src.dtype.name)

@@ -36,7 +36,7 @@ def concat(concat, src, tmp, repeat_time) -> None:
     if n:
         current_core().execute(VectorSequence(
             "concat", concat.region(n), (src.region(n),), lambda values: values, ("copy",),
-            n // CONCAT_GROUP, src.dtype.np_dtype.name, loc, scratch=(tmp.region(),)))
+            n // CONCAT_GROUP, src.dtype.np_name, loc, scratch=(tmp.region(),)))
 
 
 def extract(dst_value, dst_index, sorted, repeat_time) -> None:  # noqa: A002 - pyasc's name

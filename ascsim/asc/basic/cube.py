@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ascsim.asc.basic import data_copy as _dc
+from ascsim.asc.basic.core_config import hf32_rounding
 from ascsim.asc.context import current_core, user_location
 from ascsim.asc.cube_params import (
     FixpipeConfig,
@@ -22,8 +23,9 @@ from ascsim.asc.cube_params import (
     Nd2NzParams,
 )
 from ascsim.asc.enums import CO2Layout, QuantModes
+from ascsim.asc.errors import CallFormError
 from ascsim.asc.tensor import GlobalTensor, LocalTensor
-from ascsim.isa import FixPipe, IndexedCopy, KernelError, Mmad
+from ascsim.isa import FixPipe, IndexedCopy, KernelError, Mmad, SparseIndexLoad
 from ascsim.sim import fractal
 
 FRACTAL_BYTES = fractal.FRACTAL_BYTES
@@ -173,9 +175,12 @@ def _load_transposed(dst, src, p: LoadData2dTransposeParams, loc) -> None:
         halves = square.T.reshape(16, group, c0).transpose(1, 0, 2)
     else:
         halves = grid.transpose(0, 2, 1)
-    # halves[h] holds, for each element of destination fractal h, its index in the square.
+    # halves[h] holds, for each element of destination fractal h, its index in the square;
+    # the square's second source fractal lies src_frac_gap fractals after the first's end.
+    in_square = halves.reshape(group, per)
+    in_square = in_square + (in_square // per) * getattr(p, "src_frac_gap", 0) * per
     src_idx = ((p.start_index + r * p.src_stride)[:, None, None] * group * per
-               + halves.reshape(group, per)[None])
+               + in_square[None])
     frac = r[:, None] * (1 + p.dst_gap) + np.arange(group)[None, :] * (1 + p.dst_frac_gap)
     dst_idx = frac[:, :, None] * per + np.arange(per)[None, None, :]
     indexed_copy(op, dst, src, np.broadcast_to(src_idx, dst_idx.shape), dst_idx,
@@ -192,7 +197,7 @@ def mmad(dst, fm, filter, *args, **kwargs) -> None:  # noqa: A002 - pyasc's para
         if isinstance(arg, LocalTensor) and bias is None:
             bias = arg
     if kwargs:
-        raise KernelError(f"mmad: unexpected keyword argument(s) {sorted(kwargs)}", loc)
+        raise CallFormError(f"mmad: unexpected keyword argument(s) {sorted(kwargs)}", loc)
     _require(dst, ("L0C",), "dst", "mmad", loc)
     _require(fm, ("L0A",), "fm (the left matrix)", "mmad", loc)
     _require(filter, ("L0B",), "filter (the right matrix)", "mmad", loc)
@@ -202,9 +207,10 @@ def mmad(dst, fm, filter, *args, **kwargs) -> None:  # noqa: A002 - pyasc's para
     if bias is None and p.accumulate and p.cmatrix_source:
         raise KernelError("mmad: cmatrix_source=True takes C's initial value from the bias "
                           "table, but no bias tensor was passed", loc)
+    hf32 = hf32_rounding() if fm.dtype.name == "float32" else None
     current_core().execute(Mmad(p.m, p.n, p.k, fm.dtype.name, loc, dst.region(), fm.region(),
                                 filter.region(), None if bias is None else bias.region(),
-                                bool(p.accumulate)))
+                                bool(p.accumulate), hf32=hf32))
 
 
 # ------------------------------------------------------------------------------ fixpipe
@@ -251,3 +257,50 @@ def fixpipe(dst, src, *args, **kwargs) -> None:
 # The parameter structs are re-exported so ``asc`` gets the whole cube API from this module.
 __all__ = ["FixpipeConfig", "FixpipeParamsV220", "LoadData2DParams", "LoadData2dTransposeParams",
            "MmadParams", "Nd2NzParams", "fixpipe", "load_data", "load_data_with_transpose", "mmad"]
+
+
+# ------------------------------------------------------------------------------ 4:2 sparse
+INDEX_FRACTAL_BYTES = FRACTAL_BYTES // 4  # 2 bits per int8 of a B fractal
+
+
+def load_data_with_sparse(dst, src, idx, load_data_params: LoadData2DParams) -> None:
+    """``load_data_with_sparse(dst_l0b, src_l1, idx_l1, LoadData2DParams)``: ``repeat_times``
+    dense int8 B fractals from fractal ``start_index`` of ``src`` into ``dst`` (in a row), and
+    their 128-byte index fractals from the same place of ``idx`` into the Cube's index buffer
+    (only ``start_index`` and ``repeat_times`` apply, as on the device)."""
+    loc = user_location()
+    op = "load_data_with_sparse"
+    _require(dst, ("L0B",), "the destination", op, loc)
+    _require(src, ("L1",), "the source", op, loc)
+    _require(idx, ("L1",), "the index matrix", op, loc)
+    if dst.dtype.name != "int8" or src.dtype.name != "int8" or idx.dtype.name != "uint8":
+        raise KernelError(f"{op}: dst and src are int8, idx uint8; got {dst.dtype.name}, "
+                          f"{src.dtype.name}, {idx.dtype.name}", loc)
+    p = load_data_params
+    reps = int(p.repeat_times)
+    if reps == 0:  # a documented NOP
+        current_core().call_overhead()
+        return
+    within = np.arange(FRACTAL_BYTES)
+    r = np.arange(reps)[:, None]
+    indexed_copy(op, dst, src, (p.start_index + r) * FRACTAL_BYTES + within,
+                 r * FRACTAL_BYTES + within, reps * FRACTAL_BYTES, 1, loc)
+    current_core().execute(SparseIndexLoad(idx.region(), dst.region(),
+                                           int(p.start_index) * INDEX_FRACTAL_BYTES,
+                                           reps * INDEX_FRACTAL_BYTES, loc))
+
+
+def mmad_with_sparse(dst, fm, filter, mmad_params: MmadParams) -> None:  # noqa: A002
+    """``mmad_with_sparse(dst_l0c, a_l0a, b_l0b, MmadParams)``: C (+)= A . B with A ``m x k``
+    (int8, 4:2 sparse) and B the dense ``k/2 x n`` loaded by ``load_data_with_sparse``."""
+    loc = user_location()
+    _require(dst, ("L0C",), "dst", "mmad_with_sparse", loc)
+    _require(fm, ("L0A",), "fm (the sparse left matrix)", "mmad_with_sparse", loc)
+    _require(filter, ("L0B",), "filter (the dense right matrix)", "mmad_with_sparse", loc)
+    p = mmad_params
+    current_core().execute(Mmad(p.m, p.n, p.k, fm.dtype.name, loc, dst.region(), fm.region(),
+                                filter.region(), None, bool(p.accumulate),
+                                op="mmad_with_sparse", sparse=True))
+
+
+__all__ += ["load_data_with_sparse", "mmad_with_sparse"]

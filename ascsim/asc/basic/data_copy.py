@@ -11,7 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from ascsim.asc.basic.atomic import store_atomic
+from ascsim.asc.basic.core_config import core_registers
 from ascsim.asc.context import current_core, user_location
+from ascsim.asc.errors import CallFormError
 from ascsim.asc.params import (
     DataCopyEnhancedParams,
     DataCopyExtParams,
@@ -24,6 +26,9 @@ from ascsim.isa import BLOCK_BYTES, Bursts, Copy, KernelError
 
 # Cube-side copy forms register themselves here: parameter type -> handler(dst, src, params).
 EXTRA_FORMS: dict[type, object] = {}
+#: The slice form ``data_copy(dst, src, dst_slices, src_slices, dim_value)`` (set by
+#: :mod:`ascsim.asc.basic.copy_forms`).
+SLICE_FORM = None
 
 
 def _copy(op: str, dst, src, bursts: Bursts, loc, pad=None, whole_blocks=False):
@@ -47,10 +52,30 @@ def _check_block_aligned(op: str, nbytes: int, loc, what: str) -> None:
 def data_copy(dst, src, *args, **kwargs) -> None:
     """``data_copy(dst, src, count)``, ``data_copy(dst, src, repeat_params=DataCopyParams)``,
     or a cube-side form (``Nd2NzParams``, ...)."""
+    if "slice_list1" in kwargs or (args and isinstance(args[0], (list, tuple))):
+        SLICE_FORM(dst, src, *args, **kwargs)
+        return
     loc = user_location()
+    count = (args[0] if len(args) == 1 and not kwargs else
+             kwargs.get("count") if len(kwargs) == 1 and not args else None)
+    if type(count) is int and count >= 0:
+        # ``data_copy(dst, src, n)`` or ``count=n`` of whole blocks, the form of every tile
+        # loop: the general parsing below, short-cut.
+        nbytes = count * src.dtype.sizeof()
+        if not nbytes % BLOCK_BYTES:
+            _copy("data_copy", dst, src, Bursts.contiguous(nbytes), loc)
+            return
     kwargs = dict(kwargs)
     count = kwargs.pop("count", None)
-    params = kwargs.pop("repeat_params", None) or kwargs.pop("params", None)
+    # pyasc names the parameter object repeat_params (DataCopyParams) or intri_params (the
+    # cube-side forms: Nd2NzParams, ...); params is the older name.
+    given = [kwargs.pop(name) for name in ("repeat_params", "intri_params", "params")
+             if kwargs.get(name) is not None]
+    for name in ("repeat_params", "intri_params", "params"):
+        kwargs.pop(name, None)
+    if len(given) > 1:
+        raise CallFormError("data_copy: give one of repeat_params=, intri_params=, params=", loc)
+    params = given[0] if given else None
     kwargs.pop("enhanced_params", None)
     for arg in args:
         if isinstance(arg, (DataCopyEnhancedParams,)):
@@ -60,7 +85,7 @@ def data_copy(dst, src, *args, **kwargs) -> None:
         elif params is None:
             params = arg
     if kwargs:
-        raise KernelError(f"data_copy: unexpected keyword argument(s) {sorted(kwargs)}", loc)
+        raise CallFormError(f"data_copy: unexpected keyword argument(s) {sorted(kwargs)}", loc)
     handler = EXTRA_FORMS.get(type(params)) if params is not None else None
     if handler is not None:
         handler(dst, src, params, loc)
@@ -100,8 +125,14 @@ def data_copy_pad(dst, src, params, pad_params=None, **kwargs) -> None:
     padded = -(-n // BLOCK_BYTES) * BLOCK_BYTES
     size = (src if not isinstance(src, GlobalTensor) else dst).dtype.sizeof()
     left = right = 0
-    if isinstance(pad_params, (DataCopyPadExtParams, DataCopyPadParams)) and pad_params.is_pad:
-        left, right = int(pad_params.left_padding), int(pad_params.right_padding)
+    pad_value = None
+    if isinstance(pad_params, (DataCopyPadExtParams, DataCopyPadParams)):
+        # is_pad: the params' value; else the value of set_pad_value, if one was set (without
+        # either, the padding holds unspecified bytes and is not modelled as written).
+        pad_value = (pad_params.padding_value if pad_params.is_pad
+                     else core_registers()["pad_value"])
+        if pad_value is not None:
+            left, right = int(pad_params.left_padding), int(pad_params.right_padding)
     if isinstance(src, GlobalTensor):
         ub_block = -(-(n + (left + right) * size) // BLOCK_BYTES) * BLOCK_BYTES
         s_pitch = n + int(params.src_stride)
@@ -114,7 +145,7 @@ def data_copy_pad(dst, src, params, pad_params=None, **kwargs) -> None:
         d_pitch = None
     pad = None
     if d_pitch is not None and (left or right) and params.block_count:
-        value = np.asarray(pad_params.padding_value, dtype=dst.dtype.np_dtype)
+        value = np.asarray(pad_value, dtype=dst.dtype.np_dtype)
         per = d_pitch // size
         # Pad elements of every row: ``left`` before the data, ``right`` after it.
         cols = np.concatenate([np.arange(left), left + n // size + np.arange(right)])

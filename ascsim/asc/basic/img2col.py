@@ -19,12 +19,14 @@ DN2NZ form of GM -> L1 ``data_copy`` and the vector ``gather``.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 
 import numpy as np
 
 from ascsim.asc.basic import cube as _cube
 from ascsim.asc.basic import data_copy as _dc
+from ascsim.asc.basic.core_config import core_registers
 from ascsim.asc.context import current_core, user_location
 from ascsim.asc.img2col_params import (
     Dn2NzParams,
@@ -33,7 +35,7 @@ from ascsim.asc.img2col_params import (
     LoadData3DParamsV2,
 )
 from ascsim.asc.tensor import GlobalTensor, LocalTensor
-from ascsim.isa import KernelError, ScalarOps, VectorGather
+from ascsim.isa import IndexedCopy, KernelError, ScalarOps, VectorGather, region_of
 from ascsim.sim import fractal
 
 
@@ -133,17 +135,42 @@ _LAYOUTS = {"ZN": fractal.nd_to_zn, "NZ": fractal.nd_to_nz, "ZZ": fractal.nd_to_
 
 
 @lru_cache(maxsize=256)
-def _load3d_map(h, w, pads, channel_size, c0, p: LoadData3DParamsV2, layout: str):
+def _load3d_map(h, w, pads, channel_size, c0, p: LoadData3DParamsV2, layout: str,
+                repeat: tuple = (1, 0, 0)):
     """The Load3D window straight in destination order: (source element index per destination
     element, -1 where the element takes the pad value; (ho, wo)). The fractal layout is applied
-    to the index map once, so a load is one gather."""
-    idx, valid, out_hw, _ = im2col_indices(h, w, pads, channel_size, c0, p)
+    to the index map once, so a load is one gather. ``repeat`` = (times, stride, mode) of
+    set_load_data_repeat: the windows of the repeats, each ``stride`` further along M (mode 0,
+    16 rows a unit) or K (mode 1, one C0 group a unit), stacked into one matrix."""
+    times, stride, mode = repeat
     rows = -(-p.m_extension // 16) * 16
     cols = -(-p.k_extension // c0) * c0
-    window = np.full((rows, cols), -1, dtype=np.int64)
-    window[: p.m_extension, : p.k_extension] = np.where(valid, idx, -1)
-    flat = _LAYOUTS[layout](window, c0, fill=-1).reshape(-1).astype(np.intp)
+    windows = []
+    for r in range(max(times, 1)):
+        q = (replace(p, m_start_pt=p.m_start_pt + r * stride * 16) if mode == 0 else
+             replace(p, k_start_pt=p.k_start_pt + r * stride * c0))
+        idx, valid, out_hw, _ = im2col_indices(h, w, pads, channel_size, c0, q)
+        window = np.full((rows, cols), -1, dtype=np.int64)
+        window[: p.m_extension, : p.k_extension] = np.where(valid, idx, -1)
+        windows.append(window)
+    whole = np.concatenate(windows, axis=0 if mode == 0 else 1)
+    flat = _LAYOUTS[layout](whole, c0, fill=-1).reshape(-1).astype(np.intp)
     return flat, out_hw
+
+
+def _wrap_at_boundary(src, src_idx: np.ndarray, boundary: int):
+    """Load3D source indices with L1 addresses at or past ``boundary`` wrapped to the start
+    of L1: (the source region -- all of L1 when an index wraps -- and the indices into it)."""
+    region = src.region()
+    size = region.dtype.itemsize
+    valid = src_idx >= 0
+    addr = region.offset + src_idx * size
+    if not boundary or not (valid & (addr >= boundary)).any():
+        return region, src_idx
+    wrapped = np.where(valid, (addr % boundary) // size, -1)
+    whole = region_of((region.mem, 0, region.mem.capacity // size, region.dtype, None, None,
+                       None))
+    return whole, wrapped
 
 
 def _load3d(dst, src, p: LoadData3DParamsV2, config: IsResetLoad3dConfig, loc) -> None:
@@ -177,12 +204,16 @@ def _load3d(dst, src, p: LoadData3DParamsV2, config: IsResetLoad3dConfig, loc) -
         return
     # L0B takes the auto-transposed ZN form (fractals stored [k0][m0]); L0A its arch's layout.
     layout = "ZN" if to_l0b else core.soc.l0a_layout
-    src_idx, (ho, wo) = _load3d_map(h, w, pads, p.channel_size, c0, p, layout)
+    config_regs = core_registers(core)
+    src_idx, (ho, wo) = _load3d_map(h, w, pads, p.channel_size, c0, p, layout,
+                                    config_regs["load_repeat"])
     if ho < 1 or wo < 1:
         raise KernelError(f"{op}: the filter does not fit the {h}x{w} feature map with "
                           f"padding {list(pads)} (output {ho}x{wo})", loc)
-    _cube.indexed_copy("load3d", dst, src, src_idx, None, src_idx.size * size, 1, loc,
-                       fill=np.asarray(pad_value).astype(src.dtype.np_dtype))
+    src_region, src_idx = _wrap_at_boundary(src, src_idx, config_regs["l1_boundary"])
+    core.execute(IndexedCopy(src_region, dst.region(), src_idx, None, src_idx.size * size, 1,
+                             loc, "load3d",
+                             fill=np.asarray(pad_value).astype(src.dtype.np_dtype)))
 
 
 # ------------------------------------------------------------------------------ DN2NZ

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ascsim.asc.basic.cmp_mask import (
+    compare_to_register,
+    select_by_register,
+    select_scalar_by_register,
+)
 from ascsim.asc.basic.vector import operand_strides, parse_form, vector_op
 from ascsim.asc.context import current_core, user_location
 from ascsim.asc.enums import CMPMODE, SELMODE, RoundMode
+from ascsim.asc.errors import CallFormError
 from ascsim.asc.params import BinaryRepeatParams, CopyRepeatParams, UnaryRepeatParams
 from ascsim.isa import (
     REPEAT_BYTES,
@@ -68,13 +74,18 @@ def duplicate(dst, scalar, *args, **kwargs) -> None:
 
 
 # ------------------------------------------------------------------------------ copy (UB->UB)
-def copy(dst, src, mask, repeat_times, repeat_params: CopyRepeatParams | None = None,
-         is_set_mask: bool = True) -> None:
-    """``copy(dst, src, mask, repeat_times, CopyRepeatParams)``: UB to UB on the vector unit.
+def copy(dst, src, mask, repeat_times=None, repeat_params: CopyRepeatParams | None = None,
+         is_set_mask: bool = True, *, repeat_time=None) -> None:
+    """``copy(dst, src, mask, repeat_times, CopyRepeatParams)``: UB to UB on the vector unit
+    (``repeat_time=`` is pyasc's keyword for ``repeat_times``).
 
     The bits are moved as they are (viewed as unsigned ints), so NaN payloads survive.
     """
     loc = user_location()
+    if (repeat_times is None) == (repeat_time is None):
+        raise CallFormError("copy: give the repeat count once, as repeat_times (positional) or "
+                            "repeat_time=", loc)
+    repeat_times = repeat_time if repeat_times is None else repeat_times
     params = repeat_params or CopyRepeatParams()
     size = dst.dtype.sizeof()
     if size not in (2, 4) or src.dtype.sizeof() != size:
@@ -144,9 +155,18 @@ def _compare(name, dst, src0, src1_or_scalar, cmp_mode, args, kwargs, scalar: bo
         src1_or_scalar if scalar else None, name))
 
 
-def compare(dst, src0, src1, cmp_mode, *args, **kwargs) -> None:
-    """``compare(dst_mask, src0, src1, CMPMODE, count)``: one result bit per element."""
-    _compare("compare", dst, src0, src1, cmp_mode, args, kwargs, scalar=False)
+def compare(*args, **kwargs) -> None:
+    """``compare(dst_mask, src0, src1, CMPMODE, count)``: one result bit per element; or
+    ``compare(src0, src1, CMPMODE, mask, repeat_params)``: into the compare-mask register."""
+    if "dst" not in kwargs and (isinstance(args[2] if len(args) > 2 else None, CMPMODE)
+                                or (len(args) < 3 and "cmp_mode" in kwargs)):
+        compare_to_register(*args, **kwargs)
+        return
+    names = ("dst", "src0", "src1", "cmp_mode")
+    fixed = dict(zip(names, args))
+    for name in names[len(fixed):]:
+        fixed[name] = kwargs.pop(name)
+    _compare("compare", *fixed.values(), args[4:], kwargs, scalar=False)
 
 
 def compare_scalar(dst, src0, scalar, cmp_mode, *args, **kwargs) -> None:
@@ -154,17 +174,28 @@ def compare_scalar(dst, src0, scalar, cmp_mode, *args, **kwargs) -> None:
     _compare("compare_scalar", dst, src0, scalar, cmp_mode, args, kwargs, scalar=True)
 
 
-def select(dst, sel_mask, src0, src1, sel_mode=SELMODE.VSEL_TENSOR_TENSOR_MODE, *args,
-           **kwargs) -> None:
+def select(dst, sel_mask, src0, src1=None, sel_mode=None, *args, **kwargs) -> None:
     """``select(dst, sel_mask, src0, src1|scalar, SELMODE, count)``: bit set -> src0, else src1.
 
     Which bit of ``sel_mask`` (bytes, LSB first) a lane uses follows Ascend C's Select page:
     VSEL_CMPMASK_SPR (mode 0) applies the same first ``per_repeat`` bits in every repeat;
     VSEL_TENSOR_SCALAR_MODE (1, src1 a scalar) and VSEL_TENSOR_TENSOR_MODE (2) consume the mask
-    repeat after repeat. Lanes the mask disables keep dst's old value.
+    repeat after repeat. Lanes the mask disables keep dst's old value. The forms without a
+    selection mask or scalar read the compare-mask register (:mod:`ascsim.asc.basic.cmp_mask`).
     """
+    if isinstance(sel_mode, BinaryRepeatParams):  # select(dst, sel_mask, src0, repeats, params)
+        select_scalar_by_register(dst, sel_mask, src0, src1, sel_mode)
+        return
+    if src1 is None and "repeat_params" in kwargs:  # forms that read the compare-mask register
+        if sel_mode is not None:  # select(dst, src0, src1, repeat_times=, ..., sel_mode=)
+            select_by_register(dst, sel_mask, src0, kwargs.pop("repeat_times"),
+                               kwargs.pop("repeat_params"), sel_mode)
+        else:  # select(dst, sel_mask, src0, repeat_times, repeat_params): tensor-scalar
+            select_scalar_by_register(dst, sel_mask, src0, kwargs.pop("repeat_times"),
+                                      kwargs.pop("repeat_params"))
+        return
     loc = user_location()
-    mode = SELMODE(sel_mode)
+    mode = SELMODE.VSEL_TENSOR_TENSOR_MODE if sel_mode is None else SELMODE(sel_mode)
     scalar = mode == SELMODE.VSEL_TENSOR_SCALAR_MODE
     if scalar == hasattr(src1, "mem"):
         raise KernelError(f"select: SELMODE.{mode.name} takes src1 as "
@@ -218,7 +249,7 @@ def _reduce(name: str, dst, src, work, args, kwargs) -> None:
         index, lane_index = lanes.index["src"], lanes.bit
         repeats = lanes.repeats
     if kwargs:
-        raise KernelError(f"{name}: unexpected keyword argument(s) {sorted(kwargs)}", loc)
+        raise CallFormError(f"{name}: unexpected keyword argument(s) {sorted(kwargs)}", loc)
     work_region = work.region() if work is not None and hasattr(work, "mem") else None
     current_core().execute(VectorReduce(REDUCERS[name], dst.region(), src.region(), index,
                                         lane_index, cal_index, repeats, loc, work_region, name))

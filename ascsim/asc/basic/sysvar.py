@@ -54,7 +54,9 @@ def get_program_counter() -> RuntimeInt:
     return RuntimeInt(0)
 
 
-def get_arch_version() -> RuntimeInt:
+def get_arch_version(core_version=None) -> RuntimeInt:
+    """The core's architecture version. Ascend C writes it into ``core_version`` (pyasc passes
+    that variable); a Python int cannot be written into, so the version is returned."""
     return RuntimeInt(current_core().soc.arch_version)
 
 

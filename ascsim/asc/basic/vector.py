@@ -17,6 +17,7 @@ import numpy as np
 from ascsim.asc.basic.mask import note_own_mask
 from ascsim.asc.basic.mask import registers as mask_registers
 from ascsim.asc.context import current_core, user_location
+from ascsim.asc.errors import CallFormError
 from ascsim.asc.params import BinaryRepeatParams, UnaryRepeatParams
 from ascsim.isa import (
     REPEAT_BYTES,
@@ -81,7 +82,7 @@ def parse_form(args: tuple, kwargs: dict, params_type, name: str, loc) -> _Form:
     repeat_times = kwargs.pop("repeat_times", kwargs.pop("repeat_time", None))
     params = kwargs.pop("repeat_params", None)
     if kwargs:
-        raise KernelError(f"{name}: unexpected keyword argument(s) {sorted(kwargs)}", loc)
+        raise CallFormError(f"{name}: unexpected keyword argument(s) {sorted(kwargs)}", loc)
     rest = list(args)
     if count is None and mask is None and len(rest) == 1:
         count = rest.pop()

@@ -4,7 +4,7 @@ pyasc lowers a kernel to Ascend C and compiles it with bisheng for the core's ar
 ascsim runs the kernel's Python on the simulated chip instead, so nothing is compiled. The
 option and target descriptions exist with pyasc's fields (``CompileOptions`` is the one
 ``asc.jit`` takes), ``CompilationTarget.get`` names the architectures a kernel type is built
-for, and ``Compiler`` refuses, saying why.
+for, and ``Compiler`` checks its options and then refuses, saying why.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-from ascsim.asc.api_coverage import refusing
+from ascsim.asc.api_coverage import NotOnSimulator
 from ascsim.asc.jit_options import CompileOptions
 from ascsim.asc.lib.runtime.support import CoreType
 from ascsim.asc.runtime.config import KernelType
@@ -68,10 +68,24 @@ class CompiledKernel:
     kernel_args: tuple | None = None
 
 
-Compiler = refusing(
-    "asc.runtime.compiler.Compiler",
-    "ascsim runs the kernel's Python on the simulated chip; there is no Ascend C source or "
-    "bisheng build to drive (launch the @asc.jit function instead)")
+_COMPILER_REASON = ("ascsim runs the kernel's Python on the simulated chip; there is no Ascend C "
+                    "source or bisheng build to drive (launch the @asc.jit function instead)")
+
+
+class Compiler:
+    """pyasc's compiler driver: checks its options as pyasc does, then refuses (there is
+    nothing to compile on the simulator)."""
+
+    __ascsim_refuses__ = _COMPILER_REASON
+
+    def __init__(self, options: CompileOptions | None = None):
+        options = CompileOptions() if options is None else options
+        problems = options.problems()
+        if problems:
+            raise RuntimeError(f"Please check input compile option: {'; '.join(problems)}")
+        raise NotOnSimulator("asc.runtime.compiler.Compiler is not meaningful on a simulator: "
+                             f"{_COMPILER_REASON}")
+
 
 __all__ = ["CompilationTarget", "CompileOptions", "CompilePlatform", "CompiledKernel",
            "Compiler"]

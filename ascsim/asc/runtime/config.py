@@ -5,6 +5,7 @@ from __future__ import annotations
 from enum import Enum, IntEnum
 
 from ascsim import npu
+from ascsim.asc.lib import runtime as rt
 from ascsim.hw import soc_names
 from ascsim.session import SESSION
 
@@ -32,20 +33,27 @@ class KernelType(IntEnum):
 
 
 def set_platform(backend, soc_version=None, device_id=None, check: bool = True) -> None:
-    """Select the backend and the simulated SoC (default: the runner's ``-v`` or Ascend910B1).
+    """Select the backend and the simulated SoC (default: the runner's ``-v`` or Ascend910B1),
+    through ``asc.lib.runtime`` as pyasc does (``rt`` here is that module).
 
     ``Backend.NPU`` runs on the simulated chip too (pyasc would detect the device's SoC; here
-    the device is the simulated one), after a one-line notice on stderr.
+    the device is the simulated one), after a one-line notice on stderr. ``check``: raise if the
+    runtime is not available (the simulator's always is, unless a test patches
+    ``rt.is_available``).
     """
     backend = Backend(backend.value if isinstance(backend, Enum) else backend)
     if backend is Backend.NPU:
-        npu.notice("backend NPU")
-    SESSION.set_backend(backend.value)
-    if soc_version is not None:
-        name = soc_version.value if isinstance(soc_version, Enum) else str(soc_version)
-        SESSION.set_soc(name)
-    else:
-        SESSION.set_soc(SESSION.requested_soc)
+        npu.notice("backend NPU")  # said once per process: before rt.use_npu's own wording
+    (rt.use_npu if backend is Backend.NPU else rt.use_model)()
+    rt.set_soc_version(soc_version if soc_version is not None else SESSION.requested_soc)
+    if device_id is not None:
+        rt.set_device(device_id)
+    if check and not rt.is_available():
+        name = getattr(soc_version, "value", soc_version) or SESSION.soc.name
+        raise RuntimeError(
+            f"the runtime of backend {backend.value} is not available (pyasc's Model backend "
+            f"loads the CANN simulator from $ASCEND_HOME_PATH/tools/simulator/{name}/lib, "
+            "which LD_LIBRARY_PATH must include)")
 
 
 def current_platform() -> Platform:

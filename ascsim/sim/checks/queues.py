@@ -95,16 +95,21 @@ class QueueCheck:
                 if join(clocks.current(pipe), sync.clock) and pipe == S:
                     clocks.s_version += 1
             return
-        # Joined in place: a gate's clock is only ever read (joined into pipe clocks).
-        clock = sync.clock
+        # Joined in place: a gate's clock is only ever read (joined into pipe clocks). A pipe
+        # that joined this version of the gate already holds all of the gate's clock, so the
+        # first pipe's clock is then copied rather than joined entry by entry.
         touched = sync.touched
-        if touched:
-            for p in touched:
+        version, seen = sync.version, sync.seen
+        clock = sync.clock
+        first = True
+        for p in (touched or (pipe,)):
+            if first and seen[p] == version:
+                clock = sync.clock = dict(clocks.current(p))
+            else:
                 join(clock, clocks.current(p))
-            touched.clear()
-        else:
-            join(clock, clocks.current(pipe))
-        sync.version += 1
+            first = False
+        touched.clear()
+        sync.version = version + 1
 
     def check_instr(self, clocks, reads, writes, pipe: int) -> None:
         """Instructions touching a queue slot wait for its gate (and mark the slot touched)."""

@@ -1,0 +1,126 @@
+"""How the process pool starts a worker: a fork of this process, or a fresh interpreter.
+
+A fork costs milliseconds and inherits everything this process has imported (PyTorch,
+ml_dtypes, ascsim, the run function's script), where a fresh interpreter spends one to two
+seconds of CPU importing them again; on a sweep of cheap trials that start-up is most of the
+wall time. But a fork copies only the forking thread: locks held by other threads stay locked
+in the child, and an OpenMP pool that PyTorch already used has no threads behind it (a child
+that enters a parallel region then hangs). So the pool forks only when this process runs a
+single thread and Ray is not running in it, and a forked worker sets PyTorch to one thread
+before anything else (as the simulator does inside every launch anyway). Otherwise, or when
+asked to, it starts a fresh interpreter.
+
+Both kinds of worker run :func:`ascsim.tune.backends.pool.worker_main` on one end of a
+socket pair, in a session of their own (Ctrl-C in the terminal reaches only the parent).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterable
+
+#: How a pool may start its workers: "auto" forks when it is safe (see the module docstring),
+#: "fork" insists (an error where it is not safe), "spawn" always starts fresh interpreters.
+START_METHODS = ("auto", "fork", "spawn")
+
+
+def fork_unsafe_reason() -> str | None:
+    """Why forking this process now could leave a worker hung or broken; None when it is safe."""
+    if not hasattr(os, "fork") or not sys.platform.startswith("linux"):
+        return f"fork is not used on {sys.platform}"
+    threads = threading.active_count()
+    if threads > 1:
+        names = ", ".join(sorted(t.name for t in threading.enumerate()
+                                 if t is not threading.current_thread()))
+        return f"this process runs {threads} threads ({names})"
+    ray = sys.modules.get("ray")
+    if ray is not None and getattr(ray, "is_initialized", lambda: False)():
+        return "Ray is running in this process"
+    return None
+
+
+class ForkedProcess:
+    """A forked worker, with the part of ``subprocess.Popen``'s interface the pool uses."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:  # reaped elsewhere: its status is lost
+                self.returncode = -1
+                return self.returncode
+            if pid == self.pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout)
+            time.sleep(0.005)
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.poll() is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def _forked_child(fd: int, close_fds: Iterable[int], main: Callable[[int], None]) -> None:
+    """The forked worker's whole life; it never returns into the parent's code."""
+    code = 0
+    try:
+        os.setsid()
+        for other in close_fds:
+            try:
+                os.close(other)
+            except OSError:
+                pass
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            torch.set_num_threads(1)
+        main(fd)
+    except BaseException:  # noqa: BLE001 - the parent sees the exit code and the text
+        traceback.print_exc()
+        code = 1
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001 - a closed stream must not keep the child alive
+                pass
+        os._exit(code)
+
+
+def fork_worker(fd: int, close_fds: Iterable[int],
+                main: Callable[[int], None]) -> ForkedProcess:
+    """Fork a worker that runs ``main(fd)``; ``close_fds`` are this process's ends of other
+    workers' sockets, which the child must not keep open (a worker notices its parent is gone
+    only when every copy of the parent's end is closed)."""
+    for stream in (sys.stdout, sys.stderr):  # or the child would write the parent's buffer too
+        stream.flush()
+    pid = os.fork()
+    if pid == 0:
+        _forked_child(fd, close_fds, main)
+    return ForkedProcess(pid)
+
+
+def spawn_worker(fd: int, main_ref: str) -> subprocess.Popen:
+    """Start a fresh interpreter that runs ``main_ref`` (``module:function``) on ``fd``."""
+    module, function = main_ref.split(":")
+    code = f"from {module} import {function}; {function}({fd})"
+    return subprocess.Popen([sys.executable, "-c", code], pass_fds=[fd],
+                            start_new_session=True)
