@@ -65,8 +65,8 @@ def test_calibration_error_is_relative_to_published():
 def test_tune_scaling_quick(capsys):
     assert _load("tune_scaling").main(["--quick"]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"^process pool \([a-z ,0-9]+\), 2 workers +\d+\.\d s +\d+\.\d\dx of 1 worker +\d+\.\d s +"
-                     r"\d+\.\d\dx of 1 worker +\(8 trials", out, flags=re.M)
+    assert re.search(r"^process pool \([a-z ,0-9]+\), 2 workers +\d+\.\d s +\d+\.\d\dx of "
+                     r"1 worker +\d+\.\d s +\d+\.\d\dx of 1 worker +\(8 trials", out, flags=re.M)
     assert "same best everywhere: True" in out
 
 
