@@ -28,7 +28,7 @@ M_TARGET = 512  # most pixels per tile (the planner may choose fewer rows)
 L0_BUDGET = 32 * 1024  # bytes per L0A / L0B buffer (two buffers each)
 STAGE_BUDGET = 112 * 1024  # bytes per L1 stage (two stages + bias + ones fractal)
 RESIDENT_BUDGET = 320 * 1024  # bytes of L1 for weights kept across tiles
-EPI_PIXELS = 256  # pixels (x 16 channels) per vector epilogue unit
+EPI_MAX_PIXELS = 1024  # most pixels (x 16 channels) per vector epilogue piece
 # Planning estimate, not a timing constant: the AIC cycles a tile costs besides its mmads and
 # loads (fmatrix, flags, the FixPipe start, the first load's latency). It only weighs fewer,
 # larger tiles against a more even share of the tiles between the AICs.
@@ -80,7 +80,8 @@ class ConvPlan:
     cores: int  # AIC blocks launched
     dn2nz: bool  # the SoC reads NCHW / OIHW straight into L1 (950); else a vector pre-pass
     w_resident: bool  # a channel block's weights (all of Cin) stay in L1 across its tiles
-    epi_pix: int  # pixels (x 16 channels) per unit of the vector epilogue kernel
+    epi_pix: int  # most pixels (x 16 channels) per piece of the vector epilogue kernel
+    epi_cores: int  # AIVs the epilogue kernel launches
 
     # ------------------------------------------------------------------ derived sizes
     @property
@@ -182,6 +183,20 @@ class ConvPlan:
         out = ITEMSIZE[self.dtype]
         narrow = 0 if out == 4 else self.handoff_elems * out
         return 2 * self.handoff_elems * 4 + narrow + self.handoff_elems * out + 16 * self.ub_pix * 4
+
+    @property
+    def epi_strips(self) -> int:
+        """16-pixel strips (x 16 channels) of the NC1HWC0 result, the epilogue's work: per
+        (image, channel block) ``ceil(hw / 16)`` of them, the last one short when 16 does not
+        divide hw."""
+        return self.n * self.co1 * _ceil(self.hw, 16)
+
+    @property
+    def epi_pieces(self) -> int:
+        """Most pieces of one AIV's share: its strips ``epi_pix / 16`` at a time, plus one more
+        at each (image, channel block) boundary the share crosses."""
+        share = _ceil(self.epi_strips, self.epi_cores)
+        return _ceil(share, self.epi_pix // 16) + _ceil(share, _ceil(self.hw, 16)) + 1
 
     @property
     def workspace_elems(self) -> int:
@@ -321,17 +336,27 @@ def _plan(spec: ConvSpec, soc: SocSpec, nt: int, tp: int) -> ConvPlan:
         pl=spec.pad_left, pr=spec.pad_right, dh=spec.dil_h, dw=spec.dil_w, ho=ho, wo=wo,
         dtype=spec.dtype, c0=c0, c1=c1, tp=tp, rows=rows, nt=nt, g=g, ks=ks,
         cores=min(soc.aic_count, tiles), dn2nz=soc.mte2_dn2nz, w_resident=resident,
-        epi_pix=_epilogue_pixels(spec, soc))
+        epi_pix=_epilogue_pixels(spec, soc),
+        epi_cores=min(soc.aiv_count, spec.n * _ceil(spec.cout, 16) * _ceil(ho * wo, 16)))
+
+
+def epilogue_ub_bytes_per_pixel(dtype: str) -> int:
+    """UB bytes per pixel (x 16 channels) of an epilogue unit, the larger of its two sources (the
+    fp32 workspace of ``semi`` or the output type of ``unfused``): two input and two output
+    buffers, the fp32 work buffer, the narrow copy in the output type and the gather table."""
+    out = ITEMSIZE[dtype]
+    src = max(4, out)
+    return 16 * (2 * src + 2 * out + 4 + out + 4)
 
 
 def _epilogue_pixels(spec: ConvSpec, soc: SocSpec) -> int:
-    """Pixels per epilogue unit: EPI_PIXELS, or fewer (whole 16-pixel strips) when that
-    spreads the units of a small output over more of the AIVs."""
-    blocks = spec.n * _ceil(spec.cout, 16)
-    chunks = soc.aiv_count // blocks  # pixel chunks per channel block that keep every AIV busy
-    if chunks <= 1:
-        return EPI_PIXELS
-    return max(16, min(EPI_PIXELS, _round16(_ceil(spec.ho * spec.wo, chunks))))
+    """Pixels per epilogue piece, the pitch of its UB buffers: every AIV gets an even share of
+    the 16-pixel strips of the result (:attr:`ConvPlan.epi_share`) and runs it in the fewest
+    pieces UB holds, of even size (whole strips)."""
+    cap = min(EPI_MAX_PIXELS, soc.ub_bytes // epilogue_ub_bytes_per_pixel(spec.dtype) // 16 * 16)
+    strips = spec.n * _ceil(spec.cout, 16) * _ceil(spec.ho * spec.wo, 16)
+    share = _ceil(strips, soc.aiv_count) * 16
+    return min(cap, _round16(_ceil(share, _ceil(share, cap))))
 
 
 def _check_fits(p: ConvPlan, soc: SocSpec) -> None:
