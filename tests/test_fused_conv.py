@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -20,7 +22,8 @@ from ascsim.bench.precision import check_precision
 from ascsim.bench.references import make_references
 from ascsim.bench.tasks import load_task
 from ascsim.hw import get_soc
-from ascsim.ops import fused_conv_sigmoid, fused_conv_tanh
+from ascsim.ops import conv_plan, fused_conv_sigmoid, fused_conv_tanh
+from ascsim.ops import fused_conv as fused_conv_module
 from ascsim.ops.conv_plan import epilogue_ub_bytes_per_pixel, plan_conv
 from ascsim.ops.conv_spec import conv_spec_from
 from ascsim.session import SESSION
@@ -354,6 +357,33 @@ def test_epilogue_share_of_several_pieces_across_images(variant):
     want = torch.tanh(torch.nn.functional.conv2d(x.double(), wt.double(), b.double()))
     y, info = fused_conv_tanh(x, wt, b, [1, 1], [0, 0, 0, 0], [1, 1], variant=variant,
                               soc="Ascend950PR_9579", return_report=True)
+    assert torch.allclose(y.double(), want, rtol=2e-3, atol=2e-3)
+    assert not any(r.findings for r in info.kernels)
+
+
+@pytest.mark.parametrize("soc_name,variant", [("Ascend950PR_9579", "semi"),
+                                              ("Ascend950PR_9579", "fused"),
+                                              ("Ascend910B1", "fused")])
+def test_even_tiles_split_an_image_by_strips_and_match_the_reference(monkeypatch, soc_name,
+                                                                     variant):
+    """Tiles that split an image's 16-pixel strips evenly (sizes differ by one strip; they
+    start mid-row) cover every pixel once, and the kernels compute the right result on them,
+    with a first L1 stage of one channel block."""
+    x, wt, b = _inputs(torch.float16, n=3, cin=40, h=20, w=23, cout=32)
+    spec = conv_spec_from(x.shape, wt.shape, b.shape, "float16", [1, 1], [1, 1, 1, 1], [1, 1])
+    k = 5  # 29 strips of 460 pixels: tiles of 5 or 6 strips, the last one short
+    plan = conv_plan._plan(spec, get_soc(soc_name), 16, -(-29 // k) * 16, k)
+    assert plan.even and plan.pix_blocks == k and plan.c1 == 3
+    spans = [plan.tile_pixels(j) for j in range(k)]
+    assert [p0 for p0, _ in spans] == [0] + [p0 + m for p0, m in spans[:-1]]
+    assert sum(m for _, m in spans) == plan.hw and max(m for _, m in spans) <= plan.tp
+    plan = dataclasses.replace(plan, g=2, g0=1)  # stages of 1 and 2 channel blocks
+    assert [plan.stage_blocks(s) for s in range(plan.stages)] == [(0, 1), (1, 2)]
+    monkeypatch.setattr(fused_conv_module, "plan_conv", lambda *args, **kwargs: plan)
+    want = torch.tanh(torch.nn.functional.conv2d(x.double(), wt.double(), b.double(),
+                                                 padding=1))
+    y, info = fused_conv_tanh(x, wt, b, [1, 1], [1, 1, 1, 1], variant=variant, soc=soc_name,
+                              return_report=True, tiling={})
     assert torch.allclose(y.double(), want, rtol=2e-3, atol=2e-3)
     assert not any(r.findings for r in info.kernels)
 
