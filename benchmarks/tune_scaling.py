@@ -33,9 +33,11 @@ SOC = "Ascend910B1"
 TARGET_RATIO = 0.6  # 2 workers / 1 worker
 
 
-def sweep(target, budget: int, workers: int, start: str | None) -> tuple[float, float, dict, int]:
-    """(wall seconds, of which trials, best configuration, trials evaluated) of one search on
-    the process pool (``start``: how its workers start) or, for ``start=None``, on Ray."""
+def sweep(target, budget: int, workers: int, start: str | None) -> tuple[float, float, dict, int,
+                                                                       str]:
+    """(wall seconds, of which starting, best configuration, trials evaluated, backend) of one
+    search on the process pool (``start``: how its workers start) or, for ``start=None``, on
+    Ray."""
     begin = time.perf_counter()
     if start is None:
         result = search(target, SPACE, budget=budget, soc=SOC, seed=0, backend="ray",
@@ -47,7 +49,7 @@ def sweep(target, budget: int, workers: int, start: str | None) -> tuple[float, 
         finally:
             pool.close()
     wall = time.perf_counter() - begin
-    return wall, result.start_s, result.config, len(result.evaluated())
+    return wall, result.start_s, result.config, len(result.evaluated()), result.backend
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,14 +58,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     budget = 8 if args.quick else 64
     target = parse_target(TARGET)  # loads the script (PyTorch, ascsim) once, untimed
-    runs = {"pool, 1 worker (forked)": (1, "fork"), "pool, 2 workers (forked)": (2, "fork")}
+    # "auto" forks when this process may fork (one thread); the row names what happened.
+    runs = [(1, "auto"), (2, "auto")]
     if not args.quick:
-        runs["pool, 1 worker (fresh interpreter)"] = (1, "spawn")
-        runs["pool, 2 workers (fresh interpreters)"] = (2, "spawn")
-        runs["ray, local cluster (2 CPUs)"] = (2, None)
+        runs += [(1, "spawn"), (2, "spawn"), (2, None)]
     results = {}
-    for name, (workers, start) in runs.items():
-        wall, start_s, best, n = sweep(target, budget, workers, start)
+    for workers, start in runs:
+        wall, start_s, best, n, backend = sweep(target, budget, workers, start)
+        name = (f"{backend}, {workers} worker{'s' if workers > 1 else ''}" if start else
+                f"ray, local cluster ({workers} CPUs)")
         results[name] = (wall, wall - start_s, best, n, workers, start)
     print(f"{budget} trials of {Path(TARGET.split(':')[0]).name}:tune_entry on {SOC}")
     print(f"{'':38s} {'whole search':>24s}   {'trials only':>24s}")
@@ -71,11 +74,11 @@ def main(argv: list[str] | None = None) -> int:
     for name, (wall, trials, best, n, workers, start) in results.items():
         if workers == 1:
             base[start] = (wall, trials)
-        ref_wall, ref_trials = base.get(start, base["fork"])
+        ref_wall, ref_trials = base.get(start, base["auto"])
         print(f"{name:38s} {wall:7.1f} s {wall / ref_wall:5.2f}x of 1 worker   {trials:7.1f} s "
               f"{trials / ref_trials:5.2f}x of 1 worker  ({n} trials, best {best})")
     same = len({str(r[2]) for r in results.values()}) == 1
-    for start, label in (("fork", "forked"), ("spawn", "fresh interpreters")):
+    for start, label in (("auto", "default start"), ("spawn", "fresh interpreters")):
         two = next((r for r in results.values() if r[4] == 2 and r[5] == start), None)
         if two is not None:
             print(f"2 workers / 1 worker, {label}: {two[0] / base[start][0]:.2f} whole search, "

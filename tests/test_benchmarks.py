@@ -65,8 +65,8 @@ def test_calibration_error_is_relative_to_published():
 def test_tune_scaling_quick(capsys):
     assert _load("tune_scaling").main(["--quick"]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"^pool, 2 workers +\d+\.\d s +\d+\.\d\dx of 1 worker +\d+\.\d s +"
-                     r"\d+\.\d\dx of 1 worker +\(8 trials", out, flags=re.M)
+    assert re.search(r"^process pool \([a-z ,0-9]+\), 2 workers +\d+\.\d s +\d+\.\d\dx of "
+                     r"1 worker +\d+\.\d s +\d+\.\d\dx of 1 worker +\(8 trials", out, flags=re.M)
     assert "same best everywhere: True" in out
 
 
@@ -86,3 +86,8 @@ def test_conv_seed_gap_prints_each_kernel_next_to_the_seed_time(capsys):
     assert total and float(total.group(2)) == pytest.approx(float(total.group(1)) / 3.4,
                                                             abs=0.01)
     assert "at or below the seed's time on" in out
+    # The model's floor of two kernels: 2 x (launch + start-up) plus 12.8 MFLOP at the cube
+    # peak, above the seed's 3.4 µs.
+    floor = re.search(r"^\s+5 total .* model floor\s+([\d.]+) > seed$", out, flags=re.M)
+    assert floor and float(floor.group(1)) > 3.4
+    assert "the seed's time is below the model's floor on 1" in out

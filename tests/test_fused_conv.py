@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -20,8 +22,9 @@ from ascsim.bench.precision import check_precision
 from ascsim.bench.references import make_references
 from ascsim.bench.tasks import load_task
 from ascsim.hw import get_soc
-from ascsim.ops import fused_conv_sigmoid, fused_conv_tanh
-from ascsim.ops.conv_plan import plan_conv
+from ascsim.ops import conv_plan, fused_conv_sigmoid, fused_conv_tanh
+from ascsim.ops import fused_conv as fused_conv_module
+from ascsim.ops.conv_plan import epilogue_ub_bytes_per_pixel, plan_conv
 from ascsim.ops.conv_spec import conv_spec_from
 from ascsim.session import SESSION
 from ascsim.sim.errors import KernelError
@@ -308,13 +311,19 @@ def test_plan_spreads_the_pixels_evenly_over_the_aics(case_id):
     assert busiest <= 1.1 * even, (p.rows, p.nt, p.tiles)
 
 
-def test_epilogue_units_shrink_to_reach_more_aivs_for_small_outputs():
+@pytest.mark.parametrize("case_id", [1, 5, 3, 14])
+def test_epilogue_deals_even_strip_shares_in_pieces_that_fit_ub(case_id):
+    """Every AIV of the epilogue gets the same number of 16-pixel strips (one more at most),
+    small outputs reach one AIV per strip, and a piece's buffers fit UB."""
     soc_spec = get_soc("Ascend950PR_9579")
-    small, large = _plan_of("tanh", 5), _plan_of("tanh", 14)
-    units = small.n * small.co1 * -(-small.hw // small.epi_pix)
-    assert small.epi_pix < 256 and small.epi_pix % 16 == 0
-    assert soc_spec.aiv_count // 2 < units <= soc_spec.aiv_count
-    assert large.epi_pix == 256
+    p = _plan_of("tanh", case_id)
+    assert p.epi_cores == min(soc_spec.aiv_count, p.epi_strips)
+    shares = [(i + 1) * p.epi_strips // p.epi_cores - i * p.epi_strips // p.epi_cores
+              for i in range(p.epi_cores)]
+    assert max(shares) - min(shares) <= 1 and min(shares) >= 1
+    assert p.epi_pix % 16 == 0
+    assert p.epi_pix * epilogue_ub_bytes_per_pixel(p.dtype) <= soc_spec.ub_bytes
+    assert -(-max(shares) // (p.epi_pix // 16)) < p.epi_pieces
 
 
 @pytest.mark.parametrize("soc_name,variant", [("Ascend950PR_9579", "semi"),
@@ -335,6 +344,48 @@ def test_resident_weights_are_reloaded_per_channel_block(soc_name, variant):
     y = fused_conv_tanh(x, wt, b, [1, 1], [1, 1, 1, 1], variant=variant, soc=soc_name,
                         tiling=tiling)
     assert torch.allclose(y.double(), want, rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize("variant", ["semi", "unfused"])
+def test_epilogue_share_of_several_pieces_across_images(variant):
+    """A result larger than the AIVs' UB holds at once: each AIV's share runs in several
+    pieces, crossing (image, channel block) boundaries and a short last strip (hw = 13560)."""
+    x, wt, b = _inputs(torch.float16, n=2, cin=3, h=120, w=113, cout=48, k=1)
+    spec = conv_spec_from(x.shape, wt.shape, b.shape, "float16", [1, 1], [0, 0, 0, 0], [1, 1])
+    p = plan_conv(spec, get_soc("Ascend950PR_9579"))
+    assert p.hw % 16 and -(-p.epi_strips // p.epi_cores) > 2 * (p.epi_pix // 16)
+    want = torch.tanh(torch.nn.functional.conv2d(x.double(), wt.double(), b.double()))
+    y, info = fused_conv_tanh(x, wt, b, [1, 1], [0, 0, 0, 0], [1, 1], variant=variant,
+                              soc="Ascend950PR_9579", return_report=True)
+    assert torch.allclose(y.double(), want, rtol=2e-3, atol=2e-3)
+    assert not any(r.findings for r in info.kernels)
+
+
+@pytest.mark.parametrize("soc_name,variant", [("Ascend950PR_9579", "semi"),
+                                              ("Ascend950PR_9579", "fused"),
+                                              ("Ascend910B1", "fused")])
+def test_even_tiles_split_an_image_by_strips_and_match_the_reference(monkeypatch, soc_name,
+                                                                     variant):
+    """Tiles that split an image's 16-pixel strips evenly (sizes differ by one strip; they
+    start mid-row) cover every pixel once, and the kernels compute the right result on them,
+    with a first L1 stage of one channel block."""
+    x, wt, b = _inputs(torch.float16, n=3, cin=40, h=20, w=23, cout=32)
+    spec = conv_spec_from(x.shape, wt.shape, b.shape, "float16", [1, 1], [1, 1, 1, 1], [1, 1])
+    k = 5  # 29 strips of 460 pixels: tiles of 5 or 6 strips, the last one short
+    plan = conv_plan._plan(spec, get_soc(soc_name), 16, -(-29 // k) * 16, k)
+    assert plan.even and plan.pix_blocks == k and plan.c1 == 3
+    spans = [plan.tile_pixels(j) for j in range(k)]
+    assert [p0 for p0, _ in spans] == [0] + [p0 + m for p0, m in spans[:-1]]
+    assert sum(m for _, m in spans) == plan.hw and max(m for _, m in spans) <= plan.tp
+    plan = dataclasses.replace(plan, g=2, g0=1)  # stages of 1 and 2 channel blocks
+    assert [plan.stage_blocks(s) for s in range(plan.stages)] == [(0, 1), (1, 2)]
+    monkeypatch.setattr(fused_conv_module, "plan_conv", lambda *args, **kwargs: plan)
+    want = torch.tanh(torch.nn.functional.conv2d(x.double(), wt.double(), b.double(),
+                                                 padding=1))
+    y, info = fused_conv_tanh(x, wt, b, [1, 1], [1, 1, 1, 1], variant=variant, soc=soc_name,
+                              return_report=True, tiling={})
+    assert torch.allclose(y.double(), want, rtol=2e-3, atol=2e-3)
+    assert not any(r.findings for r in info.kernels)
 
 
 @pytest.mark.parametrize("change,match", [

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import functools
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 import tune_helpers as h
@@ -29,17 +32,42 @@ def _killed_checks(result) -> None:
     assert result.config == h.OPTIMUM
 
 
-@pytest.mark.parametrize("start", ["fork", "spawn"])
-def test_a_worker_killed_mid_trial_costs_only_that_trial(tmp_path, start):
+def test_a_worker_killed_mid_trial_costs_only_that_trial(tmp_path):
     run = functools.partial(h.dies_once_or_always, marker_dir=str(tmp_path))
-    pool = ProcessPoolBackend(2, start=start)
+    pool = ProcessPoolBackend(2, start="spawn")
     try:
         result = search(run, h.SPACE, budget=64, backend=pool)
-        assert pool.forked == (2 if start == "fork" else 0)
+        assert pool.forked == 0
     finally:
         pool.close()
     _killed_checks(result)
     assert "killed by SIGKILL" in next(t for t in result.trials if t.status == "failed").reason
+
+
+def _scenario(name: str, *args: str) -> None:
+    """Run a scenario of tests/tune_fork_scenarios.py in a fresh interpreter (one thread, so
+    the pool forks its workers) and fail with its output if it fails."""
+    here = Path(__file__).parent
+    done = subprocess.run([sys.executable, str(here / "tune_fork_scenarios.py"), name, *args],
+                          capture_output=True, text=True, timeout=600, cwd=here)
+    assert done.returncode == 0 and "scenario passed" in done.stdout, \
+        f"scenario {name} failed:\n{done.stdout}\n{done.stderr}"
+
+
+def test_a_forked_worker_killed_mid_trial_costs_only_that_trial(tmp_path):
+    _scenario("killed", str(tmp_path))
+
+
+def test_forked_and_fresh_workers_give_the_same_search():
+    _scenario("same_search")
+
+
+def test_forked_workers_survive_a_parent_that_used_torch_threads():
+    _scenario("torch_threads")
+
+
+def test_the_pool_forks_after_launches_left_product_threads():
+    _scenario("after_products")
 
 
 def test_one_and_two_pool_workers_give_the_same_search():
@@ -48,39 +76,6 @@ def test_one_and_two_pool_workers_give_the_same_search():
     assert one.sampler == "tpe"
     assert [t.config for t in one.trials] == [t.config for t in two.trials]
     assert one.config == two.config
-
-
-def test_forked_and_fresh_workers_give_the_same_search():
-    runs = {}
-    for start in ("fork", "spawn"):
-        pool = ProcessPoolBackend(2, start=start)
-        try:
-            runs[start] = search(h.synthetic, backend=pool, **SEARCH)
-        finally:
-            pool.close()
-    assert [t.config for t in runs["fork"].trials] == [t.config for t in runs["spawn"].trials]
-    assert runs["fork"].config == runs["spawn"].config == h.OPTIMUM
-
-
-def test_forked_workers_survive_a_parent_that_used_torch_threads():
-    """The parent runs PyTorch's thread pool first; forked workers then do parallel-sized
-    PyTorch work. Without one PyTorch thread per forked worker this hangs."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(max(2, threads))
-    try:
-        x = torch.ones(1024, 1024)
-        assert float((x @ x).sum()) == 1024.0 ** 3
-        pool = ProcessPoolBackend(2, start="fork")
-        try:
-            result = search(h.torch_work, h.SPACE, budget=24, backend=pool)
-            assert pool.forked == 2
-        finally:
-            pool.close()
-    finally:
-        torch.set_num_threads(threads)
-    assert result.config == h.OPTIMUM
 
 
 def test_a_running_thread_makes_auto_start_fresh_interpreters():

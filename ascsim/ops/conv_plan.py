@@ -28,7 +28,7 @@ M_TARGET = 512  # most pixels per tile (the planner may choose fewer rows)
 L0_BUDGET = 32 * 1024  # bytes per L0A / L0B buffer (two buffers each)
 STAGE_BUDGET = 112 * 1024  # bytes per L1 stage (two stages + bias + ones fractal)
 RESIDENT_BUDGET = 320 * 1024  # bytes of L1 for weights kept across tiles
-EPI_PIXELS = 256  # pixels (x 16 channels) per vector epilogue unit
+EPI_MAX_PIXELS = 1024  # most pixels (x 16 channels) per vector epilogue piece
 # Planning estimate, not a timing constant: the AIC cycles a tile costs besides its mmads and
 # loads (fmatrix, flags, the FixPipe start, the first load's latency). It only weighs fewer,
 # larger tiles against a more even share of the tiles between the AICs.
@@ -72,15 +72,22 @@ class ConvPlan:
     dtype: str
     c0: int  # K elements per fractal column (32 B of the input type)
     c1: int  # channel blocks
-    tp: int  # output pixels per tile (one image's pixels [j * tp, (j + 1) * tp))
+    tp: int  # most output pixels per tile (see ``even``)
     rows: int  # most output rows a tile's pixels touch
     nt: int  # output channels per tile
-    g: int  # channel blocks per L1 stage
+    g: int  # channel blocks per L1 stage (but the first)
+    g0: int  # channel blocks of a tile's first L1 stage (a small one: the cube starts sooner)
     ks: int  # fractal columns of K per mmad
     cores: int  # AIC blocks launched
     dn2nz: bool  # the SoC reads NCHW / OIHW straight into L1 (950); else a vector pre-pass
     w_resident: bool  # a channel block's weights (all of Cin) stay in L1 across its tiles
-    epi_pix: int  # pixels (x 16 channels) per unit of the vector epilogue kernel
+    epi_pix: int  # most pixels (x 16 channels) per piece of the vector epilogue kernel
+    epi_cores: int  # AIVs the epilogue kernel launches
+    # Tiles per image and channel block. ``even``: tile j holds the image's 16-pixel strips
+    # [j * S // pix_blocks, (j + 1) * S // pix_blocks), S = ceil(hw / 16), so tiles differ by
+    # one strip at most; else tile j holds pixels [j * tp, (j + 1) * tp) (the last is short).
+    pix_blocks: int
+    even: bool
 
     # ------------------------------------------------------------------ derived sizes
     @property
@@ -110,9 +117,18 @@ class ConvPlan:
         return (self.rows - 1) * self.sh + self.span_h
 
     @property
-    def pix_blocks(self) -> int:
-        """Tiles per image and channel block."""
-        return _ceil(self.hw, self.tp)
+    def hw_strips(self) -> int:
+        """16-pixel strips of one image's output (the last one short when 16 does not divide
+        hw)."""
+        return _ceil(self.hw, 16)
+
+    def tile_pixels(self, j: int) -> tuple[int, int]:
+        """(first pixel, pixels) of tile ``j`` of an image (the kernels' ``tile_geometry``)."""
+        if self.even:
+            p0 = j * self.hw_strips // self.pix_blocks * 16
+            return p0, min((j + 1) * self.hw_strips // self.pix_blocks * 16, self.hw) - p0
+        p0 = j * self.tp
+        return p0, min(self.tp, self.hw - p0)
 
     @property
     def n_blocks(self) -> int:
@@ -132,7 +148,13 @@ class ConvPlan:
 
     @property
     def stages(self) -> int:
-        return _ceil(self.c1, self.g)
+        return 1 + _ceil(self.c1 - self.g0, self.g)
+
+    def stage_blocks(self, s: int) -> tuple[int, int]:
+        """(first channel block, channel blocks) of L1 stage ``s`` (the kernels'
+        ``stage_blocks``)."""
+        first = 0 if s == 0 else self.g0 + (s - 1) * self.g
+        return first, min(self.g0 if s == 0 else self.g, self.c1 - first)
 
     @property
     def fm_elems(self) -> int:
@@ -184,6 +206,20 @@ class ConvPlan:
         return 2 * self.handoff_elems * 4 + narrow + self.handoff_elems * out + 16 * self.ub_pix * 4
 
     @property
+    def epi_strips(self) -> int:
+        """16-pixel strips (x 16 channels) of the NC1HWC0 result, the epilogue's work: per
+        (image, channel block) ``ceil(hw / 16)`` of them, the last one short when 16 does not
+        divide hw."""
+        return self.n * self.co1 * _ceil(self.hw, 16)
+
+    @property
+    def epi_pieces(self) -> int:
+        """Most pieces of one AIV's share: its strips ``epi_pix / 16`` at a time, plus one more
+        at each (image, channel block) boundary the share crosses."""
+        share = _ceil(self.epi_strips, self.epi_cores)
+        return _ceil(share, self.epi_pix // 16) + _ceil(share, _ceil(self.hw, 16)) + 1
+
+    @property
     def workspace_elems(self) -> int:
         """Elements of the NC1HWC0 conv result."""
         return self.n * self.co1 * self.hw * 16
@@ -209,42 +245,69 @@ def plan_conv(spec: ConvSpec, soc: SocSpec, nt: int | None = None,
     if pixels < 16 or pixels % 16:
         raise ValueError(f"tiling knob pixels={pixels} must be a multiple of 16")
     widths = range(16, min(_round16(spec.cout), 256) + 1, 16) if nt is None else (nt,)
-    plans = [_plan(spec, soc, w, t) for w in widths for t in _tile_pixels(spec, soc, w, pixels)]
+    plans = [_plan(spec, soc, w, t, k) for w in widths
+             for t, k in _tile_pixels(spec, soc, w, pixels)]
     fitting = [p for p in plans if not _problems(p, soc)]
     if not fitting:  # report the problems of the plan the search would have preferred
         _check_fits(min(plans, key=lambda p: (estimate_cycles(p, soc), _traffic(p))), soc)
     return min(fitting, key=lambda p: (estimate_cycles(p, soc), _traffic(p)))
 
 
-def _tile_pixels(spec: ConvSpec, soc: SocSpec, nt: int, pixels: int) -> list[int]:
-    """Pixels per tile to consider, at most ``pixels`` and what an fp32 tile of ``nt``
-    channels may take of half of L0C (two tiles in flight): whole output rows (smallest halo)
-    and, for each count of tiles per image, its even share rounded up to whole 16-pixel
-    fractals (the most even deal over the AICs)."""
+def _tile_pixels(spec: ConvSpec, soc: SocSpec, nt: int, pixels: int) -> list[tuple]:
+    """Tilings of an image to consider, as (pixels per tile, tiles per image or None), tiles
+    of at most ``pixels`` and what an fp32 tile of ``nt`` channels may take of half of L0C
+    (two tiles in flight): whole output rows (smallest halo, ``None``: from the image start)
+    and, for each count of tiles per image, its even split into whole 16-pixel strips (the
+    most even deal over the AICs)."""
     hw = spec.ho * spec.wo
     cap = min(pixels, soc.l0c_bytes // 2 // (_round16(nt) * 4) // 16 * 16, hw)
     if cap < 16:
-        return [cap]
-    out = {r * spec.wo for r in range(1, spec.ho + 1) if r * spec.wo <= cap}
+        return [(cap, None)]
+    out = {(r * spec.wo, None) for r in range(1, spec.ho + 1) if r * spec.wo <= cap}
+    strips = _ceil(hw, 16)
     fewest = _ceil(hw, cap)  # up to four times the fewest tiles per image
-    out |= {min(hw, _round16(_ceil(hw, k)))
-            for k in range(fewest, min(4 * fewest, _ceil(hw, 16)) + 1)}
-    return sorted(t for t in out if t <= cap) or [cap]
+    for k in range(fewest, min(4 * fewest, strips) + 1):
+        tp = min(hw, _ceil(strips, k) * 16)
+        if tp <= cap:
+            out.add((tp, k))
+    return sorted(out, key=lambda c: (c[0], c[1] or 0)) or [(cap, None)]
+
+
+def _busiest(p: ConvPlan) -> tuple[int, int]:
+    """(tiles, 16-row fractal rows of M) of the AIC with the most rows: tiles are dealt in
+    contiguous ranges (``tile_range``), the image's tile j the fastest index."""
+    k = p.pix_blocks
+    prefix = [0]
+    for j in range(k):
+        prefix.append(prefix[-1] + _ceil(p.tile_pixels(j)[1], 16))
+
+    def rows_before(t: int) -> int:  # fractal rows of global tiles [0, t)
+        return (t // k) * prefix[k] + prefix[t % k]
+
+    best = (0, 0)
+    for c in range(p.cores):
+        lo, hi = c * p.tiles // p.cores, (c + 1) * p.tiles // p.cores
+        best = max(best, (rows_before(hi) - rows_before(lo), hi - lo))
+    return best[1], best[0]
 
 
 def estimate_cycles(p: ConvPlan, soc: SocSpec) -> float:
     """A planning estimate of the busiest AIC's cycles: its tiles' mmads or their GM -> L1
     traffic (whichever is larger; they overlap), plus a fixed cost per tile. Tiles are dealt
     in contiguous ranges, so the busiest AIC runs ceil(tiles / cores) of them."""
-    per_core = _ceil(p.tiles, p.cores)
+    per_core, m16 = _busiest(p)
     k = (p.c1 * p.kk + 1) * p.c0  # + the bias block
     size = ITEMSIZE[p.dtype]
     # K steps of a tile: per stage, its g * kk fractal columns ks at a time (the last group
-    # may be shorter: counted as full, a slight overestimate), plus the bias step.
-    steps = p.stages * _ceil(p.g * p.kk, p.ks)
-    cube = per_core * (steps * soc.cube.mmad_cycles(p.m_pad, p.nt_pad, p.ks * p.c0, p.dtype)
-                       + soc.cube.mmad_cycles(p.m_pad, p.nt_pad, p.c0, p.dtype))
-    mte1 = per_core * k * size * (p.m_pad / soc.bw.l1_to_l0a + p.nt_pad / soc.bw.l1_to_l0b)
+    # may be shorter: counted as full, a slight overestimate), plus the bias step. An mmad's
+    # cycles are linear in its fractal rows of M: the busiest AIC's sum of them, plus one
+    # start-up per mmad.
+    steps = sum(_ceil(p.stage_blocks(s)[1] * p.kk, p.ks) for s in range(p.stages))
+    startup = soc.cube.mmad_cycles(0, p.nt_pad, p.c0, p.dtype)
+    per_row = (soc.cube.mmad_cycles(16, p.nt_pad, p.ks * p.c0, p.dtype) - startup,
+               soc.cube.mmad_cycles(16, p.nt_pad, p.c0, p.dtype) - startup)
+    cube = m16 * (steps * per_row[0] + per_row[1]) + per_core * (steps + 1) * startup
+    mte1 = k * size * (16 * m16 / soc.bw.l1_to_l0a + per_core * p.nt_pad / soc.bw.l1_to_l0b)
     mte2 = _traffic(p) / soc.bw.gm_to_l1 + _bursts(p) * soc.timing.burst_gap_cycles
     scalar = per_core * (steps + 1) * STEP_SCALAR_CYCLES
     return max(cube, mte1, mte2, scalar) + per_core * TILE_OVERHEAD_CYCLES
@@ -282,19 +345,25 @@ def _rows_touched(ho: int, wo: int, tp: int) -> int:
     return min(ho, (tp - 1) // wo + 2)
 
 
-def _plan(spec: ConvSpec, soc: SocSpec, nt: int, tp: int) -> ConvPlan:
+def _plan(spec: ConvSpec, soc: SocSpec, nt: int, tp: int, even_tiles: int | None = None
+          ) -> ConvPlan:
+    """The plan of ``nt`` channels by ``tp`` pixels per tile; ``even_tiles``: that many tiles
+    per image, splitting its strips evenly (``ConvPlan.even``)."""
     size = ITEMSIZE[spec.dtype]
     c0 = 32 // size
     c1 = _ceil(spec.cin, c0)
     ho, wo = spec.ho, spec.wo
     n_blocks = _ceil(spec.cout, nt)
-    rows = _rows_touched(ho, wo, tp)
+    even = even_tiles is not None
+    pix_blocks = even_tiles if even else _ceil(ho * wo, tp)
+    # An even tile starts at any strip: it may touch one row more than a tile of whole rows.
+    rows = min(ho, (tp - 1) // wo + 2) if even else _rows_touched(ho, wo, tp)
     m_pad = _round16(tp)
     nt_pad = _round16(nt)
     ks = max(1, min(L0_BUDGET // (m_pad * 32), L0_BUDGET // (nt_pad * 32)))
     kk = spec.kh * spec.kw
     in_rows = (rows - 1) * spec.stride_h + (spec.kh - 1) * spec.dil_h + 1
-    tiles = spec.n * _ceil(ho * wo, tp) * n_blocks
+    tiles = spec.n * pix_blocks * n_blocks
     # A channel block's weights stay in L1 when they fit and a core runs several tiles of one
     # block: its tiles are contiguous with the block the slowest index, so it loads them once
     # (twice when its range crosses blocks). With about one tile per core, loading them group
@@ -315,23 +384,41 @@ def _plan(spec: ConvSpec, soc: SocSpec, nt: int, tp: int) -> ConvPlan:
     overhead = STAGE_OVERHEAD_CYCLES + (0 if soc.mte2_dn2nz
                                         else in_rows * spec.w * soc.timing.burst_gap_cycles)
     g = max(1, min(g_max, round(math.sqrt(overhead * c1 / load))))
+    # The first stage may hold a single block: the cube then waits only for that block (its
+    # DN2NZ weights are one burst per output and input channel), while later stages load
+    # behind the mmads; it costs one more stage per tile, whose GM latency shows on the first
+    # tile (later tiles' stages load behind the previous tile's mmads).
+    first = load + (nt * c0 if soc.mte2_dn2nz and kk > 1 else 0) * soc.timing.burst_gap_cycles
+    per_stage = STAGE_OVERHEAD_CYCLES + soc.timing.gm_read_latency_cycles
+    g0 = min((g, 1), key=lambda g0: g0 * first + per_stage * (1 + _ceil(c1 - g0, g)))
     return ConvPlan(
         n=spec.n, cin=spec.cin, h=spec.h, w=spec.w, cout=spec.cout, kh=spec.kh, kw=spec.kw,
         sh=spec.stride_h, sw=spec.stride_w, pt=spec.pad_top, pb=spec.pad_bottom,
         pl=spec.pad_left, pr=spec.pad_right, dh=spec.dil_h, dw=spec.dil_w, ho=ho, wo=wo,
-        dtype=spec.dtype, c0=c0, c1=c1, tp=tp, rows=rows, nt=nt, g=g, ks=ks,
+        dtype=spec.dtype, c0=c0, c1=c1, tp=tp, rows=rows, nt=nt, g=g, g0=g0, ks=ks,
         cores=min(soc.aic_count, tiles), dn2nz=soc.mte2_dn2nz, w_resident=resident,
-        epi_pix=_epilogue_pixels(spec, soc))
+        epi_pix=_epilogue_pixels(spec, soc),
+        epi_cores=min(soc.aiv_count, spec.n * _ceil(spec.cout, 16) * _ceil(ho * wo, 16)),
+        pix_blocks=pix_blocks, even=even)
+
+
+def epilogue_ub_bytes_per_pixel(dtype: str) -> int:
+    """UB bytes per pixel (x 16 channels) of an epilogue unit, the larger of its two sources (the
+    fp32 workspace of ``semi`` or the output type of ``unfused``): two input and two output
+    buffers, the fp32 work buffer, the narrow copy in the output type and the gather table."""
+    out = ITEMSIZE[dtype]
+    src = max(4, out)
+    return 16 * (2 * src + 2 * out + 4 + out + 4)
 
 
 def _epilogue_pixels(spec: ConvSpec, soc: SocSpec) -> int:
-    """Pixels per epilogue unit: EPI_PIXELS, or fewer (whole 16-pixel strips) when that
-    spreads the units of a small output over more of the AIVs."""
-    blocks = spec.n * _ceil(spec.cout, 16)
-    chunks = soc.aiv_count // blocks  # pixel chunks per channel block that keep every AIV busy
-    if chunks <= 1:
-        return EPI_PIXELS
-    return max(16, min(EPI_PIXELS, _round16(_ceil(spec.ho * spec.wo, chunks))))
+    """Pixels per epilogue piece, the pitch of its UB buffers: every AIV gets an even share of
+    the 16-pixel strips of the result (:attr:`ConvPlan.epi_share`) and runs it in the fewest
+    pieces UB holds, of even size (whole strips)."""
+    cap = min(EPI_MAX_PIXELS, soc.ub_bytes // epilogue_ub_bytes_per_pixel(spec.dtype) // 16 * 16)
+    strips = spec.n * _ceil(spec.cout, 16) * _ceil(spec.ho * spec.wo, 16)
+    share = _ceil(strips, soc.aiv_count) * 16
+    return min(cap, _round16(_ceil(share, _ceil(share, cap))))
 
 
 def _check_fits(p: ConvPlan, soc: SocSpec) -> None:

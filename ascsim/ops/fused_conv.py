@@ -115,9 +115,7 @@ class _Call:
 
     def _epilogue(self, src, y) -> object:
         p = self.plan
-        units = p.n * p.co1 * -(-p.hw // p.epi_pix)
-        return epilogue_kernel[min(self.soc.aiv_count, units)](src, y, self.epi_table, p,
-                                                               self.act, 0.0)
+        return epilogue_kernel[p.epi_cores](src, y, self.epi_table, p, self.act, 0.0)
 
     def run(self, variant: str, y: torch.Tensor):
         """(kernel reports, workspace bytes, cross-core hand-offs) of ``variant``."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import ml_dtypes
@@ -193,16 +194,32 @@ def start_cube_matmul(a: np.ndarray, b: np.ndarray,
 #: Worker threads for :func:`start_cube_matmul`: a MIX kernel's two AIVs start their regions'
 #: products one right after the other, and the simulator's own thread needs a core too.
 PRODUCT_WORKERS = 2
+PRODUCT_THREAD_PREFIX = "ascsim-cube"
 
 
 @functools.cache
 def _workers() -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(max_workers=PRODUCT_WORKERS, thread_name_prefix="ascsim-cube")
+    return ThreadPoolExecutor(max_workers=PRODUCT_WORKERS,
+                              thread_name_prefix=PRODUCT_THREAD_PREFIX)
 
 
 # A forked child has none of the parent's threads: the pool it inherited would take work and
 # never run it. The child makes its own on first use.
 os.register_at_fork(after_in_child=_workers.cache_clear)
+
+
+def release_threads() -> bool:
+    """End the product worker threads if this process runs nothing else (they are made again
+    on the next use), so that it is a single thread again and may fork safely; True when the
+    process is single-threaded afterwards. Does nothing while another thread may launch."""
+    if _workers.cache_info().currsize:
+        others = [t for t in threading.enumerate() if t is not threading.current_thread()
+                  and not t.name.startswith(PRODUCT_THREAD_PREFIX)]
+        if others:
+            return False
+        _workers().shutdown(wait=True)
+        _workers.cache_clear()
+    return threading.active_count() == 1
 
 
 def _fp32_product(a32: np.ndarray, b32: np.ndarray, initial: np.ndarray | None) -> np.ndarray:

@@ -47,8 +47,14 @@ def tile_geometry(t, p: asc.ConstExpr):
     co0 = (t // per_block) * p.nt
     rem = t % per_block
     nb = rem // p.pix_blocks
-    p0 = (rem % p.pix_blocks) * p.tp
-    return nb, p0, min(p.tp, p.hw - p0), co0, min(p.nt, p.cout - co0)
+    j = rem % p.pix_blocks
+    if p.even:  # an even split of the image's 16-pixel strips
+        p0 = j * p.hw_strips // p.pix_blocks * 16
+        m = min((j + 1) * p.hw_strips // p.pix_blocks * 16, p.hw) - p0
+    else:
+        p0 = j * p.tp
+        m = min(p.tp, p.hw - p0)
+    return nb, p0, m, co0, min(p.nt, p.cout - co0)
 
 
 @asc.jit
@@ -101,8 +107,7 @@ def _stage_in(fm, wl1, bl1, resident, x_gm, w_gm, b_gm, nb, lo, l1h, co0, nt, s,
     block of resident weights (``reload``), into their place in the resident area (loaded
     group by group, so the first mmads need not wait for all of them)."""
     c0 = p.c0
-    c1_0 = s * p.g
-    g = min(p.g, p.c1 - c1_0)
+    c1_0, g = stage_blocks(s, p)
     ch0 = c1_0 * c0
     chn = min(g * c0, p.cin - ch0)
     if p.dn2nz:
@@ -117,7 +122,15 @@ def _stage_in(fm, wl1, bl1, resident, x_gm, w_gm, b_gm, nb, lo, l1h, co0, nt, s,
         _load_weights(resident[c1_0 * p.kk * _r16(nt) * c0:], w_gm, co0, nt, ch0, chn, g, p)
     if s == 0:
         asc.data_copy(bl1, b_gm[co0:], asc.Nd2NzParams(1, nt, 1, 0, 1, _r16(nt), 1, 0))
-    return g
+    return c1_0, g
+
+
+@asc.jit
+def stage_blocks(s, p: asc.ConstExpr):
+    """(first channel block, channel blocks) of L1 stage ``s``: a first stage of ``g0`` blocks
+    (small, so a core's first mmad waits for little), then stages of ``g``."""
+    first = 0 if s == 0 else p.g0 + (s - 1) * p.g
+    return first, min(p.g0 if s == 0 else p.g, p.c1 - first)
 
 
 @asc.jit
@@ -190,7 +203,7 @@ def conv_cube(x_gm, w_gm, b_gm, one_gm, out_gm, p: asc.ConstExpr, fused: asc.Con
             wl1 = l1[slot * stage + p.fm_elems:]
             bl1 = l1[slot * stage + p.fm_elems + p.w_elems:]
             asc.wait_flag(asc.HardEvent.MTE1_MTE2, slot)
-            g = _stage_in(fm, wl1, bl1, resident, x_gm, w_gm, b_gm, nb, lo, l1h, co0, nt, s,
+            c1_0, g = _stage_in(fm, wl1, bl1, resident, x_gm, w_gm, b_gm, nb, lo, l1h, co0, nt, s,
                           reload, p)
             asc.set_flag(asc.HardEvent.MTE2_MTE1, slot)
             asc.wait_flag(asc.HardEvent.MTE2_MTE1, slot)
@@ -215,7 +228,7 @@ def conv_cube(x_gm, w_gm, b_gm, one_gm, out_gm, p: asc.ConstExpr, fused: asc.Con
                         dilation_filter_h=p.dh), no_reset)
                     if p.w_resident:
                         asc.load_data(b, resident, asc.LoadData2DParams(
-                            (s * p.g * p.kk + k1) * n1, kn * n1, 1, 0, 0))
+                            (c1_0 * p.kk + k1) * n1, kn * n1, 1, 0, 0))
                     else:
                         asc.load_data(b, wl1, asc.LoadData2DParams(k1 * n1, kn * n1, 1, 0, 0))
                 asc.set_flag(asc.HardEvent.MTE1_M, q)

@@ -63,20 +63,23 @@ class _EpiBuffers:
         self.out_dtype = out_dtype
         # Partial units gather past their pixels (those columns are not stored): start from
         # defined values.
+        self.table_gm = table_gm  # copied in by the first unit (see epilogue_unit)
         asc.duplicate(self.work, 0.0, pix * 16)
         asc.duplicate(self.narrow, 0.0, pix * 16)
-        asc.data_copy(self.table, table_gm, pix * 16)
-        asc.set_flag(asc.HardEvent.MTE2_V, 0)
-        asc.wait_flag(asc.HardEvent.MTE2_V, 0)
 
 
 @asc.jit
 def epilogue_unit(bufs, src_gm, dst_gm, src_off, dst_off, npix, nch, hw,
-                  act: asc.ConstExpr[str], alpha):
-    """NC1HWC0 piece (npix pixels x 16 channels at ``src_off``) -> act -> NCHW rows."""
+                  act: asc.ConstExpr[str], alpha, first):
+    """NC1HWC0 piece (npix pixels x 16 channels at ``src_off``) -> act -> NCHW rows. The
+    ``first`` piece of a core also copies in the transpose table, after its input: the
+    activation needs only the input, so the table's copy overlaps it instead of delaying it
+    (MTE2 runs in order: the queue's hand-over after the input covers the table too)."""
     n = npix * 16
     x = bufs.in_q.alloc_tensor(bufs.src_dtype)
     asc.data_copy(x, src_gm[src_off:], n)
+    if first:
+        asc.data_copy(bufs.table, bufs.table_gm, bufs.pix * 16)
     bufs.in_q.enque(x)
     x = bufs.in_q.deque(bufs.src_dtype)
     work = bufs.work
@@ -106,14 +109,16 @@ def epilogue_unit(bufs, src_gm, dst_gm, src_off, dst_off, npix, nch, hw,
 
 @asc.jit
 def _epilogue_pixels(bufs, src_gm, dst_gm, p: asc.ConstExpr, nb, c1_lo, c1_hi, pix_lo, pix_hi,
-                     act: asc.ConstExpr[str], alpha):
-    """Epilogue of channel blocks [c1_lo, c1_hi) x pixels [pix_lo, pix_hi) of image nb."""
+                     act: asc.ConstExpr[str], alpha, first):
+    """Epilogue of channel blocks [c1_lo, c1_hi) x pixels [pix_lo, pix_hi) of image nb;
+    ``first``: these are the core's first pieces (the first one copies in the table)."""
     for c1 in range(c1_lo, c1_hi):
         nch = min(16, p.cout - c1 * 16)
         for pix in range(pix_lo, pix_hi, bufs.pix):
             npix = min(bufs.pix, pix_hi - pix)
             epilogue_unit(bufs, src_gm, dst_gm, ((nb * p.co1 + c1) * p.hw + pix) * 16,
-                          (nb * p.cout + c1 * 16) * p.hw + pix, npix, nch, p.hw, act, alpha)
+                          (nb * p.cout + c1 * 16) * p.hw + pix, npix, nch, p.hw, act, alpha,
+                          first and c1 == c1_lo and pix == pix_lo)
 
 
 @asc.jit(kernel_type=KernelType.AIV_ONLY)
@@ -126,14 +131,27 @@ def epilogue_kernel(src: asc.GlobalAddress, dst: asc.GlobalAddress, table: asc.G
     table_gm.set_global_buffer(table)
     pipe = asc.TPipe()
     bufs = _EpiBuffers(pipe, src.dtype, dst.dtype, table_gm, p.epi_pix)
-    chunks = _ceil(p.hw, p.epi_pix)
-    units = p.n * p.co1 * chunks
-    for u in asc.range(asc.get_block_idx(), units, asc.get_block_num()):
-        nb = u // (p.co1 * chunks)
-        c1 = (u // chunks) % p.co1
-        pix = (u % chunks) * p.epi_pix
-        _epilogue_pixels(bufs, src_gm, dst_gm, p, nb, c1, c1 + 1, pix,
-                         min(pix + p.epi_pix, p.hw), act, alpha)
+    # This AIV's even share of the strips, flattened over (image, channel block, strip), run in
+    # pieces of at most epi_pix pixels that stay inside one (image, channel block).
+    spi = (p.hw + 15) // 16  # strips per (image, channel block)
+    me = asc.get_block_idx()
+    num = asc.get_block_num()
+    begin = me * p.epi_strips // num
+    end = (me + 1) * p.epi_strips // num
+    pos = begin
+    for _ in asc.range(p.epi_pieces):
+        if pos < end:
+            blk = pos // spi
+            s0 = pos % spi
+            s1 = min(end - blk * spi, spi, s0 + p.epi_pix // 16)
+            pix = s0 * 16
+            npix = min(s1 * 16, p.hw) - pix
+            nb = blk // p.co1
+            c1 = blk % p.co1
+            epilogue_unit(bufs, src_gm, dst_gm, (blk * p.hw + pix) * 16,
+                          (nb * p.cout + c1 * 16) * p.hw + pix, npix,
+                          min(16, p.cout - c1 * 16), p.hw, act, alpha, pos == begin)
+            pos = blk * spi + s1
 
 
 # ------------------------------------------------------------------------------ 910B pre-pass
@@ -332,6 +350,7 @@ def fused_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, b: asc.GlobalAddres
         group = asc.get_block_idx() // 2
         sub = asc.get_sub_block_idx()
         first, end = tile_range(group, asc.get_block_num() // 2, p)
+        loaded = False  # whether this AIV has copied in the transpose table
         for t in asc.range(first, end):
             asc.cross_core_wait_flag(TILE_READY, 2)
             nb, p0, m, co0, nt = tile_geometry(t, p)
@@ -339,5 +358,6 @@ def fused_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, b: asc.GlobalAddres
             lo = p0 + (half if sub == 1 else 0)
             hi = p0 + (m if sub == 1 else min(half, m))
             _epilogue_pixels(bufs, ws_gm, y_gm, p, nb, co0 // 16, (co0 + nt + 15) // 16, lo,
-                             hi, act, alpha)
+                             hi, act, alpha, not loaded)
+            loaded = loaded or hi > lo
             asc.cross_core_set_flag(TILE_DONE, 2, asc.PipeID.PIPE_MTE3)

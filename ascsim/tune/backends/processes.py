@@ -31,9 +31,13 @@ START_METHODS = ("auto", "fork", "spawn")
 
 
 def fork_unsafe_reason() -> str | None:
-    """Why forking this process now could leave a worker hung or broken; None when it is safe."""
+    """Why forking this process now could leave a worker hung or broken; None when it is safe.
+    The simulator's idle product threads (left by earlier launches) are ended first."""
     if not hasattr(os, "fork") or not sys.platform.startswith("linux"):
         return f"fork is not used on {sys.platform}"
+    from ascsim.sim.numerics import release_threads
+
+    release_threads()
     threads = threading.active_count()
     if threads > 1:
         names = ", ".join(sorted(t.name for t in threading.enumerate()
