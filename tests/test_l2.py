@@ -31,6 +31,18 @@ def test_read_of_a_line_in_flight_waits_for_its_fill():
     assert hit == 1.0 and lat == pytest.approx(220.0)  # fill arrives at 420
 
 
+@pytest.mark.parametrize("nbytes", [512, 64 * 1024])  # a few lines, and more than FEW_LINES
+def test_read_before_a_later_requested_fill_waits_at_most_the_hbm_latency(nbytes):
+    # Cores run one after the other: a core run first may have requested the line at a later
+    # simulated time; an earlier read fetches it itself, and its fill then counts for both.
+    cache = _cache()
+    cache.read(0, [0], [nbytes], t=100_000.0, hit_latency=50, miss_latency=320)
+    lat, hit = cache.read(0, [0], [nbytes], t=1000.0, hit_latency=50, miss_latency=320)
+    assert hit == 1.0 and lat == pytest.approx(320.0)
+    lat, _ = cache.read(0, [0], [nbytes], t=2000.0, hit_latency=50, miss_latency=320)
+    assert lat == pytest.approx(50.0)  # the fill of the read at 1000 arrived at 1320
+
+
 def test_partial_overlap_counts_hit_fraction_and_strided_ranges():
     cache = _cache()
     # Rows of 512 B every 1024 B: only the even lines are touched.

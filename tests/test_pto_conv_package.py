@@ -1,8 +1,10 @@
 """examples/cann_bench_pto: the conv + activation operators written in PyPTO Pro.
 
-In-process calls of the package's operators (odd geometries: stride, asymmetric padding,
-dilation, three input channels, tails of every tile dimension) against a float64 torch
-reference, and the package path of ``ascsim bench`` on one case of each class.
+In-process calls of the package's operators in both designs (semi-fusion through a workspace,
+and true fusion with the accumulator moved on chip into the vector cores; odd geometries:
+stride, asymmetric padding, dilation, three input channels, a 7x7 filter, tails of every tile
+dimension) against a float64 torch reference, the tiling plan's invariants, and the package
+path of ``ascsim bench`` on one case of each class.
 """
 
 import sys
@@ -32,7 +34,13 @@ GEOMETRIES = [
     ((1, 72, 16, 16), (24, 72, 1, 1), [2, 2], [0, 0, 0, 0], [1, 1], torch.float32, 1e-5),
     # More output channels than one accumulator (130 = 128 + 2) and a 130-wide output row.
     ((1, 16, 6, 132), (130, 16, 3, 3), [1, 1], [1, 1, 0, 0], [1, 1], torch.float16, 2e-3),
+    # fp32, three input channels, 7x7 stride 2 pad 3 (a small ResNet stem): four phase planes.
+    ((1, 3, 24, 22), (16, 3, 7, 7), [2, 2], [3, 3, 3, 3], [1, 1], torch.float32, 1e-5),
+    # fp32 with 1024 input channels: even 16 channels of the filter do not fit L1 next to the
+    # B windows, so A is streamed per K step (the plan's non-resident path).
+    ((1, 1024, 5, 6), (16, 1024, 3, 3), [1, 1], [1, 1, 1, 1], [1, 1], torch.float32, 2e-5),
 ]
+GEOMETRY_IDS = ["bf16-dilated", "fp32-1x1-s2", "fp16-wide", "fp32-stem", "fp32-streamed-a"]
 
 
 def bench(op: str, case_ids):
@@ -64,9 +72,11 @@ def _reference(x, w, b, strides, pads, dilations, act):
     return torch.tanh(z) if act == "tanh" else torch.sigmoid(z)
 
 
+@pytest.mark.parametrize("design", ["semi", "fused"])
 @pytest.mark.parametrize("act", ["tanh", "sigmoid"])
-@pytest.mark.parametrize("geometry", GEOMETRIES, ids=["bf16-dilated", "fp32-1x1-s2", "fp16-wide"])
-def test_operator_matches_torch(package, geometry, act):
+@pytest.mark.parametrize("geometry", GEOMETRIES, ids=GEOMETRY_IDS)
+def test_operator_matches_torch(package, monkeypatch, geometry, act, design):
+    monkeypatch.setenv("CANN_BENCH_CONV_DESIGN", design)
     xs, ws, strides, pads, dilations, dtype, atol = geometry
     gen = torch.Generator().manual_seed(1)
     x = (torch.rand(xs, generator=gen) * 2 - 1).to(dtype)
@@ -95,14 +105,71 @@ def test_operator_refuses_bad_calls(package):
         package.fused_conv_tanh(x, w[:, :2].contiguous(), b, strides=[1, 1], pads=[0, 0, 0, 0])
 
 
+def test_design_switch_refuses_an_unknown_design(package, monkeypatch):
+    monkeypatch.setenv("CANN_BENCH_CONV_DESIGN", "tiled")
+    x = torch.zeros(1, 4, 8, 8, dtype=torch.float16)
+    w = torch.zeros(4, 4, 3, 3, dtype=torch.float16)
+    b = torch.zeros(4, dtype=torch.float16)
+    with pytest.raises(ValueError, match="CANN_BENCH_CONV_DESIGN='tiled'.*semi, fused"):
+        package.fused_conv_tanh(x, w, b, strides=[1, 1], pads=[1, 1, 1, 1])
+
+
+@pytest.mark.parametrize("fused", [False, True])
+@pytest.mark.parametrize("case_id", range(1, 25))
+def test_plan_fits_the_cores_buffers_for_every_case(package, case_id, fused):
+    """For each of the task's 24 geometries: L1, L0A/L0B, L0C and (fused) the UB hold the
+    plan's tiles, and the windows of one tap group are whole fractals apart."""
+    from cann_bench.conv_plan import (
+        L0AB_BYTES,
+        L0C_BYTES,
+        L1_BYTES,
+        UB_BYTES,
+        ConvGeometry,
+        ConvPlan,
+    )
+
+    case = load_task("fused_conv_tanh").case(case_id)
+    (n, cin, h, w), (cout, _, kh, kw) = case.input_shapes[0], case.input_shapes[1]
+    a = case.kwargs()
+    g = ConvGeometry(case.dtypes[0], n, cin, h, w, cout, kh, kw, *a["strides"], *a["pads"],
+                     *a["dilations"])
+    plan = ConvPlan(g, fused=fused, cores=28)
+    plan.check()
+    assert plan.resident  # every case of the task keeps its filter block in L1
+    size = g.size
+    assert plan._l1_bytes(plan.tc, plan.resident) <= L1_BYTES
+    assert 2 * plan.tc * plan.kb * size <= L0AB_BYTES
+    assert 2 * plan.kb * plan.tp * size <= L0AB_BYTES
+    assert 2 * plan.tc * plan.tp * 4 <= L0C_BYTES
+    assert plan.kb % 16 == 0 and plan.tp % 16 == 0
+    assert plan.wv % (32 // size) == 0 and plan.wv >= -(-g.wp // g.stride_w)
+    if fused:
+        per_elem = 8 + 2 * size + plan.scratch_units
+        assert plan.tch * plan.tp * per_elem <= UB_BYTES
+
+
 @pytest.mark.parametrize("op", ["fused_conv_tanh", "fused_conv_sigmoid"])
 def test_bench_package_path(op):
     """One case per class (1 fp16, 12 fp32, 13 bf16) through ``ascsim bench --package``:
-    precision passes, no rule is broken, and the kernels are the package's PyPTO-Pro ones."""
+    precision passes, no rule is broken, no kernel check finds anything, and the kernels are
+    the package's PyPTO-Pro ones (semi design: the conv kernel and the activation kernel)."""
     result = bench(op, [1, 12, 13])
-    for case_id, kernels in ((1, ["conv_pad", "conv_k1", "conv_act_k2"]),
-                             (12, ["conv_k1", "conv_act_k2"]),
-                             (13, ["conv_pad", "conv_k1", "conv_act_k2"])):
+    for case_id in (1, 12, 13):
         run = result.run(case_id, PACKAGE_VARIANT)
         assert run.status == "pass" and not run.violations, run.error
-        assert [k.name for k in run.timing.kernels] == kernels
+        assert [k.name for k in run.timing.kernels] == ["conv_k1", "conv_act_k2"]
+        assert not [n for n in run.timing.notes if "finding" in n]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("op", ["fused_conv_tanh", "fused_conv_sigmoid"])
+def test_bench_package_path_fused_design(op, monkeypatch):
+    """The fused design selected by the environment (the bench's worker inherits it): one
+    kernel per call, precision passes, no rule broken, no finding."""
+    monkeypatch.setenv("CANN_BENCH_CONV_DESIGN", "fused")
+    result = bench(op, [1, 12, 13])
+    for case_id in (1, 12, 13):
+        run = result.run(case_id, PACKAGE_VARIANT)
+        assert run.status == "pass" and not run.violations, run.error
+        assert [k.name for k in run.timing.kernels] == ["conv_k1"]
+        assert not [n for n in run.timing.notes if "finding" in n]

@@ -186,7 +186,17 @@ class L2Cache:
                     lines[idx] = ready
             return float(miss_latency), hit_fraction
         # Every line is in L2 or on its way for an earlier request: wait for the last one.
-        return float(max(hit_latency, float(_max(ready)) - t)), 1.0
+        # Cores run one after the other, so a core run earlier may have requested a line at a
+        # later simulated time than this read: the read then fetches the line itself and
+        # waits at most the HBM latency (waiting for the later fill would chain such waits
+        # from core to core).
+        wait = float(_max(ready)) - t
+        if wait > miss_latency:
+            np.minimum(ready, t + miss_latency, out=ready)
+            if type(idx) is not slice:
+                lines[idx] = ready
+            wait = float(miss_latency)
+        return float(max(hit_latency, wait)), 1.0
 
     def _read_few(self, lines, idx, ready: list, nbytes: float, t: float, hit_latency: float,
                   miss_latency: float) -> tuple[float, float]:
@@ -202,7 +212,12 @@ class L2Cache:
                 lines[idx] = arrival if misses == len(ready) else \
                     [arrival if r == INF else r for r in ready]
             return float(miss_latency), hit_fraction
-        return float(max(hit_latency, max(ready) - t)), 1.0
+        wait = max(ready) - t
+        if wait > miss_latency:  # a later request's fill: fetch it now (see _read_lines)
+            latest = t + miss_latency
+            lines[idx] = [min(r, latest) for r in ready]
+            wait = miss_latency
+        return float(max(hit_latency, wait)), 1.0
 
     def write(self, buffer_id: int, starts, ends, t: float) -> None:
         """A write of byte ranges [starts, ends) finishing at about cycle ``t`` (write-back)."""
