@@ -72,3 +72,21 @@ def test_gather_repeat_form_needs_all_its_arguments():
     with pytest.raises(KernelError, match="mask, repeat_times and dst_rep_stride"):
         run_vector(lambda d, s, o: asc.gather(d, s, o, 0, mask=64, repeat_times=1),
                    np.zeros(64, np.float32), src, np.zeros(64, np.uint32))
+
+
+def test_gather_repeat_form_timing_only_matches_the_full_run():
+    from ascsim.session import SESSION
+
+    src = np.arange(256, dtype=np.float32)
+    offsets = (np.arange(128)[::-1] * 4).astype(np.uint32)
+
+    def run():
+        return run_vector(lambda d, s, o: asc.gather(d, s, o, 0, 48, 2, 8),
+                          np.zeros(128, np.float32), src, offsets)[1]
+
+    full = run()
+    with SESSION.values(False):
+        timing = run()
+    assert timing.device_time_us == pytest.approx(full.device_time_us)
+    assert sorted(f.category for f in timing.findings) == \
+        sorted(f.category for f in full.findings)

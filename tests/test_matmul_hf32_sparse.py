@@ -172,3 +172,31 @@ def test_sparse_matmul_is_not_on_the_950(soc):
     with pytest.raises(KernelError, match="no 4:2 sparse Cube path"):
         sparse_kernel[1](a, dense, packed, np.zeros((32, 32), np.int32), _tiling(32, 32, 64),
                          np.zeros(64, np.uint8))
+
+
+def test_hf32_and_sparse_timing_only_match_the_full_run(soc):
+    soc("Ascend910B1")
+    a, dense, packed, _ = _sparse_operands(32, 32, 64, 7)
+    f32 = np.ones((32, 64), np.float32), np.ones((64, 32), np.float32)
+
+    def run():
+        sparse = sparse_kernel[1](a, dense, packed, np.zeros((32, 32), np.int32),
+                                  _tiling(32, 32, 64), np.zeros(64, np.uint8))
+        hf32 = hf32_kernel[1](*f32, np.zeros((32, 32), np.float32), _tiling(32, 32, 64),
+                              np.zeros(64, np.uint8), True, 0)
+        return sparse, hf32
+
+    full = run()
+    with SESSION.values(False):
+        timing = run()
+    for t, f in zip(timing, full):
+        assert t.device_time_us == pytest.approx(f.device_time_us)
+
+
+def test_hf32_and_sparse_are_priced_below_the_plain_product(soc):
+    soc("Ascend910B1")
+    f32 = np.ones((64, 256), np.float32), np.ones((256, 64), np.float32)
+    times = [hf32_kernel[1](*f32, np.zeros((64, 64), np.float32), _tiling(64, 64, 256),
+                            np.zeros(64, np.uint8), on, 0).device_time_us
+             for on in (False, True)]
+    assert times[1] < times[0]
