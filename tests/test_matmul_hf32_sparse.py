@@ -96,7 +96,8 @@ def test_set_hf32_rejects_an_unknown_trans_mode():
 
 @asc.jit(matmul_cube_only=True)
 def sparse_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, idx: asc.GlobalAddress,
-                  c: asc.GlobalAddress, tiling: asc.adv.TCubeTiling, ws: asc.GlobalAddress):
+                  c: asc.GlobalAddress, tiling: asc.adv.TCubeTiling, ws: asc.GlobalAddress,
+                  trans_b: asc.ConstExpr[bool] = False):
     a_gm, b_gm, i_gm, c_gm = (asc.GlobalTensor(), asc.GlobalTensor(), asc.GlobalTensor(),
                               asc.GlobalTensor())
     a_gm.set_global_buffer(a)
@@ -107,7 +108,7 @@ def sparse_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, idx: asc.GlobalAdd
     mm = asc.adv.Matmul(_mtype(a.dtype), _mtype(b.dtype), _mtype(c.dtype))
     asc.adv.register_matmul(pipe, ws, mm, tiling)
     mm.set_tensor_a(a_gm)
-    mm.set_tensor_b(b_gm)
+    mm.set_tensor_b(b_gm, trans_b)
     mm.set_sparse_index(i_gm)
     mm.iterate_all(c_gm)
     mm.end()
@@ -149,12 +150,15 @@ def soc():
     SESSION.set_soc(before)
 
 
-def test_sparse_matmul_selects_a_by_the_indices(soc):
+@pytest.mark.parametrize("trans_b", [False, True])
+def test_sparse_matmul_selects_a_by_the_indices(soc, trans_b):
     soc("Ascend910B1")
     m, n, k = 48, 40, 128
     a, dense, packed, expected = _sparse_operands(m, n, k, 3)
     c = np.zeros((m, n), np.int32)
-    sparse_kernel[1](a, dense, packed, c, _tiling(m, n, k, base_k=64), np.zeros(64, np.uint8))
+    b = np.ascontiguousarray(dense.T) if trans_b else dense
+    sparse_kernel[1](a, b, packed, c, _tiling(m, n, k, base_k=64), np.zeros(64, np.uint8),
+                     trans_b)
     np.testing.assert_array_equal(c, expected.astype(np.int32))
 
 

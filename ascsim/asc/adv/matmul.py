@@ -582,7 +582,7 @@ class Matmul:
             t = self._a
         else:  # logical B [K, N]: rows ``k_lo..``, columns ``first..``
             trans, rows, cols, pitch = self._trans_b, (k_lo, k_len), (first, count), org_n
-            pitch_t = kb
+            pitch_t = kb // 2 if self._sparse is not None else kb  # a sparse B: half of K
             t = self._b
         if trans:  # stored transposed: a stored row is a logical column
             rows, cols, pitch = cols, rows, pitch_t
