@@ -250,6 +250,11 @@ class VectorGather(NamedTuple):
     ``i < count``; ``offsets`` holds 32-bit unsigned byte offsets, each a multiple of the
     element size. Reads are recorded as the elements gathered, not their hull.
     Cost: as :class:`Vector` over ``ceil(count * element size / 256)`` repeats.
+
+    Lane form (``dst_lanes`` given; the mask/repeat call): lane ``i`` writes ``dst`` element
+    ``dst_lanes[i]`` with ``src`` at byte ``base + offsets[offset_lanes[i]]``; ``count`` is the
+    number of lanes and ``repeats`` the repeats priced. Writes are recorded as the elements
+    written.
     """
 
     dst: Region
@@ -260,6 +265,9 @@ class VectorGather(NamedTuple):
     loc: Location
     op: str = "gather"
     after: float = 0.0
+    dst_lanes: np.ndarray | None = None
+    offset_lanes: np.ndarray | None = None
+    repeats: int = 0
 
 
 class VectorBlockGather(NamedTuple):
@@ -466,12 +474,21 @@ class CubeProduct(NamedTuple):
     accumulator-typed product (None in a timing-only run). ``a``, ``b`` and ``bias`` (or None)
     are callables that read the operands as numpy arrays in their stored types (a timing-only
     run never calls them). No pipe time: the region's Mmad records (cost-only) carry the
-    cost."""
+    cost.
+
+    ``hf32`` ("even" / "away"): fp32 ``a`` and ``b`` are first rounded to HF32, as a
+    :class:`Mmad` in HF32 mode rounds them. ``sparse_index`` (a callable, or None): a 4:2
+    sparse product -- int8 ``a`` is ``m x k``, ``b`` the dense ``k/2 x n`` and the callable
+    returns the 2-bit indices of ``b``'s elements as a ``k/2 x n`` integer array; element
+    ``(j, c)`` of ``b`` multiplies the element of ``a``'s row that the index selects from the
+    group of four ``4*(j//2) ..`` (the rule of the sparse :class:`Mmad`), summed in int32."""
 
     a: Any
     b: Any
     bias: Any
     loc: Location
+    hf32: str | None = None
+    sparse_index: Any = None
 
 
 # ============================================================================ scalar unit

@@ -45,11 +45,13 @@ def execute_mmad(core, rec: Mmad):
     # Mmad as the dense product of its K/2.
     half_k = hf32 or rec.sparse
     busy = core.costs.mmad(rec.m, rec.n, -(-rec.k // 2) if half_k else rec.k, rec.dtype)
-    if rec.sparse:
-        return _execute_sparse(core, rec, busy)
     if rec.dst is None:  # cost-only: the values come from a CubeProduct
+        if rec.sparse:
+            exec_sparse.require_sparse(core, rec.op, loc)
         start = core.begin("M", rec.after)
         return core.place("M", rec.op, start, busy, 0, loc, (), (), rec)
+    if rec.sparse:
+        return _execute_sparse(core, rec, busy)
     dst, a, b, bias = rec.dst, rec.a, rec.b, rec.bias
     acc_type = _check_types(dst, a, b, bias, loc)
     check_alignment(core, rec.op, (dst, a, b, bias), loc)
@@ -356,10 +358,17 @@ class _Ready:
 
 
 def execute_cube_product(core, rec: CubeProduct):
+    if rec.sparse_index is not None:
+        exec_sparse.require_sparse(core, "sparse Matmul", rec.loc)
     if not core.launch.values:
         return _Ready(None)
     a, b = rec.a(), rec.b()
     bias = rec.bias() if rec.bias is not None else None
+    if rec.sparse_index is not None:
+        out = exec_sparse.selected_product(a, b, rec.sparse_index(), rec.loc)
+        return _Ready(out if bias is None else out + bias.astype(np.int32))
+    if rec.hf32 and a.dtype == np.float32 and b.dtype == np.float32:
+        a, b = to_hf32(a, rec.hf32), to_hf32(b, rec.hf32)
     if a.dtype.kind in "iu":  # int8 in int32, exactly
         out = np.matmul(a.astype(np.int32), b.astype(np.int32))
         if bias is not None:

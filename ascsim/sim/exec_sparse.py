@@ -82,6 +82,23 @@ def selected_positions(idx: np.ndarray) -> np.ndarray:
     return pos
 
 
+def selected_product(a: np.ndarray, b: np.ndarray, idx: np.ndarray, loc) -> np.ndarray:
+    """int32 ``m x n`` product of int8 ``a`` (``m x k``) with the dense ``k/2 x n`` ``b`` whose
+    elements' 2-bit indices are ``idx`` (``k/2 x n``): each B element multiplies the A element
+    its index selects (:func:`selected_positions`), summed exactly."""
+    k, kd = a.shape[1], b.shape[0]
+    if k % 4 or kd != k // 2 or idx.shape != b.shape:
+        raise KernelError(f"4:2 sparse product: A is {a.shape[0]}x{k} (k a multiple of 4), so "
+                          f"B must be {k // 2}x{b.shape[1]} and so must its indices; got B "
+                          f"{b.shape[0]}x{b.shape[1]}, indices {idx.shape[0]}x{idx.shape[1]}",
+                          loc)
+    pos = selected_positions(idx.astype(np.int64))
+    if (pos >= k).any():
+        raise KernelError(f"4:2 sparse product: an index selects a K position past k={k}", loc)
+    picked = a.astype(np.int64)[:, pos]  # m x kd x n
+    return np.einsum("mjn,jn->mn", picked, b.astype(np.int64)).astype(np.int32)
+
+
 def sparse_product(core, rec: Mmad, loc) -> None:
     """Compute a sparse Mmad's C (see the module docstring)."""
     a, b, dst = rec.a, rec.b, rec.dst
@@ -99,11 +116,7 @@ def sparse_product(core, rec: Mmad, loc) -> None:
     first = b.offset // PER_BYTE
     packed = index_buffer(core)[first:first + kdp * np_ // PER_BYTE]
     idx = fractal.zn_to_nd(unpack_indices(packed), kdp, np_, c0)[:kd, :n]
-    pos = selected_positions(idx)
-    if (pos >= k).any():
-        raise KernelError(f"mmad_with_sparse: an index selects a K position past k={k}", loc)
-    picked = a_nd.astype(np.int64)[:, pos]  # m x kd x n
-    product = np.einsum("mjn,jn->mn", picked, b_nd.astype(np.int64))
+    product = selected_product(a_nd, b_nd, idx, loc).astype(np.int64)
     c_flat = view(core, dst, 0, mp * np_, loc)
     if rec.accumulate:
         product += fractal.nz_to_nd(c_flat, mp, np_, fractal.L0C_C0)[:m, :n]

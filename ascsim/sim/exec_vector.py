@@ -373,6 +373,8 @@ def _gather_reads(space, base: int, size: int, idx: np.ndarray) -> tuple:
 
 
 def execute_gather(core, rec: VectorGather):
+    if rec.dst_lanes is not None:
+        return _execute_lane_gather(core, rec)
     loc, src, dst = rec.loc, rec.src, rec.dst
     n = rec.count
     size = src.dtype.itemsize
@@ -396,6 +398,40 @@ def execute_gather(core, rec: VectorGather):
     reads = (rec.offsets.access(0, n),) + gathered
     busy, latency = core.costs.vector("transpose", src.dtype, max(1, -(-n * size // 256)))
     return _place(core, rec, (dst, src, rec.offsets), busy, latency, reads, (dst.access(0, n),))
+
+
+def _gather_indices(rec: VectorGather, byte_offsets: np.ndarray) -> np.ndarray:
+    """Element indices of ``src`` that byte offsets (from ``rec.base``) name."""
+    size = rec.src.dtype.itemsize
+    offsets = byte_offsets.astype(np.int64) + rec.base
+    bad = (offsets % size != 0) | (offsets < 0)
+    if bad.any():
+        raise KernelError(f"{rec.op}: byte offset {int(offsets[bad][0])} is not a non-negative "
+                          f"multiple of the element size {size}", rec.loc)
+    return offsets // size
+
+
+def _execute_lane_gather(core, rec: VectorGather):
+    """The mask/repeat form: each enabled lane has its own destination element and offset."""
+    loc, src, dst = rec.loc, rec.src, rec.dst
+    size = src.dtype.itemsize
+    lanes, table = rec.dst_lanes, rec.offset_lanes
+    offset_reads = from_indices(rec.offsets.mem.key, rec.offsets.offset, 4, table)
+    writes = from_indices(dst.mem.key, dst.offset, size, lanes)
+    if core.launch.values and lanes.size:
+        offsets = view(core, rec.offsets, 0, int(table.max()) + 1, loc)[table]
+        idx = _gather_indices(rec, offsets)
+        values = _hull_view(core, src, idx, loc)[idx]
+        view(core, dst, 0, int(lanes.max()) + 1, loc)[lanes] = values
+        gathered = _gather_reads(src.mem.key, src.offset, size, idx)
+    else:  # the offsets are data, which a timing-only run does not have: the whole source
+        gathered = (src.access(),) if lanes.size else ()
+        if lanes.size:
+            check_accesses(core, ((rec.offsets, rec.offsets.access(0, int(table.max()) + 1)),
+                                  (dst, dst.access(0, int(lanes.max()) + 1))), loc)
+    busy, latency = core.costs.vector("transpose", src.dtype, max(1, rec.repeats))
+    return _place(core, rec, (dst, src, rec.offsets), busy, latency,
+                  (*offset_reads, *gathered), writes)
 
 
 # ------------------------------------------------------------------------------ sequences

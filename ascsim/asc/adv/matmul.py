@@ -170,6 +170,27 @@ def _nz_matrix(t: GlobalTensor, rows: int, cols: int, org_rows: int, loc) -> np.
     return tiles.reshape(rows, col_blocks * c0)[:, :cols]
 
 
+def _nz_indices(t: GlobalTensor, rows: int, cols: int, org_rows: int, loc) -> np.ndarray:
+    """(rows x cols) 2-bit sparsity indices of B's dense K/2 x N matrix, stored as an int8
+    NZ matrix would be (32-column strips, each all ``org_rows`` rows padded to 16) with four
+    indices to a byte, least significant bits first."""
+    padded = -(-org_rows // FRACTAL_ROWS) * FRACTAL_ROWS
+    strips = -(-cols // C0_BYTES)
+    used = (strips - 1) * padded * C0_BYTES + rows * C0_BYTES  # up to the last row used
+    nbytes = -(-used // 4)
+    packed = np.asarray(t.elements(0, nbytes, loc)).view(np.uint8)
+    shifts = np.arange(4, dtype=np.uint8) * 2
+    flat = ((packed[:, None] >> shifts) & 3).reshape(-1)
+    full = np.zeros(strips * padded * C0_BYTES, np.uint8)
+    full[:flat.size] = flat[:full.size]
+    tiles = full.reshape(strips, padded, C0_BYTES)[:, :rows]
+    return tiles.transpose(1, 0, 2).reshape(rows, strips * C0_BYTES)[:, :cols]
+
+
+#: set_hf32's trans_mode -> how fp32 ties round to HF32 (as set_hf32_trans_mode(False/True)).
+HF32_TRANS_MODES = {0: "even", 1: "away"}
+
+
 def _atomic(en_atomic: int, loc) -> str | None:
     if int(en_atomic) not in ATOMIC_OPS:
         raise KernelError(f"en_atomic={en_atomic}: 0 (none), 1 (add), 2 (max), 3 (min)", loc)
@@ -236,6 +257,8 @@ class Matmul:
         self.self_define_data = self.user_def_info = None  # callback data (no callbacks here)
         # set_quant_scalar / set_quant_vector: ("scalar", fp32 scale) or ("vector", GM words)
         self._quant: tuple | None = None
+        self._hf32: str | None = None  # set_hf32: the HF32 ties rule, None when off
+        self._sparse: GlobalTensor | None = None  # set_sparse_index: B's index matrix
 
     # ------------------------------------------------------------------ set-up
     def init(self, tiling, pipe=None) -> None:
@@ -334,6 +357,36 @@ class Matmul:
                               f"{gm.dtype.name} tensor", loc)
         self._quant = ("vector", gm)
 
+    def set_hf32(self, enable_hf32=False, trans_mode=0) -> None:
+        """``set_hf32(enable_hf32=False, trans_mode=0)``: with ``enable_hf32`` the Cube rounds
+        fp32 A and B to HF32 before multiplying (ties to even for ``trans_mode`` 0, away from
+        zero for 1) and consumes K twice as fast; other input types are not affected."""
+        loc = user_location()
+        current_core().call_overhead()
+        mode = int(trans_mode)
+        if mode not in HF32_TRANS_MODES:
+            raise KernelError(f"set_hf32: trans_mode {mode} is not one of "
+                              f"{sorted(HF32_TRANS_MODES)}", loc)
+        self._hf32 = HF32_TRANS_MODES[mode] if bool(enable_hf32) else None
+
+    def set_sparse_index(self, index_global) -> None:
+        """``set_sparse_index(index_global)``: a 4:2 sparse Matmul. B (set_tensor_b) is then
+        the dense K/2 x N matrix kept of the K x N one (two of every four K positions), and
+        ``index_global`` (uint8 GM) the 2-bit index of each dense B element, in int8 NZ order
+        (see :func:`_nz_indices`); element ``(j, c)`` of B multiplies the A element its index
+        selects from the group of four ``4*(j//2) ..`` (the rule of ``mmad_with_sparse``).
+        int8 A and B; the 910B / 910_93 Cube has the sparse path."""
+        loc = user_location()
+        current_core().call_overhead()
+        gm = _as_global(index_global, loc)
+        if gm.dtype.name not in ("uint8", "int8"):
+            raise KernelError(f"set_sparse_index: the index matrix is uint8, got a "
+                              f"{gm.dtype.name} tensor", loc)
+        if self.a_type.dtype.name != "int8":
+            raise KernelError(f"set_sparse_index: a 4:2 sparse Matmul takes int8 A and B, this "
+                              f"one is {self.a_type.dtype.name}", loc)
+        self._sparse = gm
+
     def _block_quant(self, aic, cols: slice, ready: float, loc) -> tuple:
         """(scale, C's numpy type, cycle the scales are in place) of a block whose columns
         are ``cols`` of the region; (None, None, ready) without a quantisation."""
@@ -396,12 +449,16 @@ class Matmul:
         org_m, org_n, ka, kb, _ = self._org_shape()
         a, b, bias_t = self._a, self._b, self._bias
         trans_a, trans_b = self._trans_a, self._trans_b
+        if self._sparse is not None:  # B holds the dense half of K
+            k_b, kb = k // 2, kb // 2
+        else:
+            k_b = k
 
         def read_a():
             return self._read(a, self.a_type, trans_a, m, k, org_m, ka, loc)
 
         def read_b():
-            return self._read(b, self.b_type, trans_b, k, n, kb, org_n, loc)
+            return self._read(b, self.b_type, trans_b, k_b, n, kb, org_n, loc)
 
         def read_bias():
             return bias_t.elements(0, n, loc).astype(_acc_type(self.a_type.dtype))
@@ -422,7 +479,20 @@ class Matmul:
     def _product(self, loc):
         """The region's product, started on the machine's cube datapath (for float inputs on a
         worker thread, while the simulation goes on); ``_finished`` waits for it."""
-        return current_core().execute(CubeProduct(*self._operands(loc), loc))
+        sparse = self._sparse
+        if sparse is not None:
+            if self._shape(loc)[2] % 4:
+                raise KernelError(f"a 4:2 sparse Matmul needs K a multiple of 4, got "
+                                  f"{self._shape(loc)[2]}", loc)
+            _, n, k = self._shape(loc)
+            org_kb = self._org_shape()[3] // 2
+
+            def indices():
+                return _nz_indices(sparse, k // 2, n, org_kb, loc)
+        hf32 = self._hf32 if self.a_type.dtype.name == "float32" else None
+        return current_core().execute(CubeProduct(*self._operands(loc), loc, hf32=hf32,
+                                                  sparse_index=None if sparse is None
+                                                  else indices))
 
     # ------------------------------------------------------------------ cores and timing
     def _aic(self, client, loc):
@@ -463,6 +533,8 @@ class Matmul:
             slab = kt // k_step
             key, k_lo = (idx, slab), slab * k_step * t.base_k
             k_len = min(k_step * t.base_k, k - k_lo)
+        if op == "b" and self._sparse is not None:  # B holds the dense half of K
+            k_lo, k_len = k_lo // 2, -(-k_len // 2)
         resident = self._resident[op]
         if resident is not None and resident[0] == key:
             return resident[1]
@@ -488,8 +560,13 @@ class Matmul:
             bursts, l2 = Bursts(0, 0, slab.width, slab.pitch, slab.width, slab.count), None
         instr = aic.execute(Copy(region, None, bursts, loc, f"matmul_load_{op}", path="GM->L1",
                                  gm=l2, runs=runs))
-        self._resident[op] = (key, instr.done)
-        return instr.done
+        done = instr.done
+        if op == "b" and self._sparse is not None:  # its indices: a 2-bit one per B byte
+            index = aic.execute(Copy(None, None, Bursts.contiguous(-(-nbytes // 4)), loc,
+                                     "matmul_load_sparse_index", path="GM->L1", gm=()))
+            done = max(done, index.done)
+        self._resident[op] = (key, done)
+        return done
 
     def _slab_rows(self, op: str, first: int, count: int, k_lo: int, k_len: int):
         """``(buffer id, ByteRows)`` of the GM bytes of operand ``op``'s slab (``count`` rows
@@ -505,7 +582,7 @@ class Matmul:
             t = self._a
         else:  # logical B [K, N]: rows ``k_lo..``, columns ``first..``
             trans, rows, cols, pitch = self._trans_b, (k_lo, k_len), (first, count), org_n
-            pitch_t = kb
+            pitch_t = kb // 2 if self._sparse is not None else kb  # a sparse B: half of K
             t = self._b
         if trans:  # stored transposed: a stored row is a logical column
             rows, cols, pitch = cols, rows, pitch_t
@@ -536,6 +613,7 @@ class Matmul:
         done = arrival
         # An operand whose slab holds the whole K extent is loaded (or found in L1) once per
         # block: _load would find the same slab resident at every later K step.
+        sparse = self._sparse is not None
         a_streams = max(1, t.step_k_a) < k_tiles
         b_streams = max(1, t.step_k_b) < k_tiles
         for kt in range(k_tiles):
@@ -546,9 +624,15 @@ class Matmul:
                 b_ready = self._load(aic, "b", ni, kt, loc, shape, k_tiles)
             la = aic.execute(Copy(None, None, Bursts.contiguous(rows * depth * esize), loc,
                                   "matmul_load_l0a", path="L1->L0A", after=a_ready))
-            lb = aic.execute(Copy(None, None, Bursts.contiguous(depth * cols * esize), loc,
+            b_depth = -(-depth // 2) if sparse else depth  # a sparse B: the dense half of K
+            lb = aic.execute(Copy(None, None, Bursts.contiguous(b_depth * cols * esize), loc,
                                   "matmul_load_l0b", path="L1->L0B", after=b_ready))
-            done = aic.execute(Mmad(rows, cols, depth, dtype, loc,
+            if sparse:  # and its indices, into the Cube's index buffer
+                lb = aic.execute(Copy(None, None, Bursts.contiguous(-(-b_depth * cols // 4)),
+                                      loc, "matmul_load_sparse_index", path="L1->L0B",
+                                      after=lb.done))
+            done = aic.execute(Mmad(rows, cols, depth, dtype, loc, hf32=self._hf32,
+                                    sparse=sparse,
                                     after=max(la.done, lb.done, bias_ready))).done
         return done
 

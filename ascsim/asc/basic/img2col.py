@@ -27,6 +27,7 @@ import numpy as np
 from ascsim.asc.basic import cube as _cube
 from ascsim.asc.basic import data_copy as _dc
 from ascsim.asc.basic.core_config import core_registers
+from ascsim.asc.basic.mask import note_own_mask
 from ascsim.asc.context import current_core, user_location
 from ascsim.asc.img2col_params import (
     Dn2NzParams,
@@ -35,7 +36,17 @@ from ascsim.asc.img2col_params import (
     LoadData3DParamsV2,
 )
 from ascsim.asc.tensor import GlobalTensor, LocalTensor
-from ascsim.isa import IndexedCopy, KernelError, ScalarOps, VectorGather, region_of
+from ascsim.isa import (
+    REPEAT_BYTES,
+    IndexedCopy,
+    KernelError,
+    ScalarOps,
+    VectorGather,
+    check_repeat,
+    mask_positions,
+    region_of,
+    repeat_indices,
+)
 from ascsim.sim import fractal
 
 
@@ -259,9 +270,17 @@ _dc.EXTRA_FORMS[Dn2NzParams] = dn2nz_copy
 
 
 # ------------------------------------------------------------------------------ gather
-def gather(dst, src, src_offset, src_base_addr, count) -> None:
-    """``gather(dst, src, src_offset, src_base_addr, count)``: dst[i] = src at byte
-    ``src_base_addr + src_offset[i]`` (offsets: uint32 LocalTensor, byte units)."""
+#: The mask/repeat form's trailing arguments, in order.
+_GATHER_REPEAT_ARGS = ("mask", "repeat_times", "dst_rep_stride")
+
+
+def gather(dst, src, src_offset, src_base=None, *args, src_base_addr=None, **kwargs) -> None:
+    """``gather(dst, src, src_offset, src_base, count)``: dst[i] = src at byte ``src_base +
+    src_offset[i]`` (offsets: uint32 LocalTensor, byte units); or ``gather(dst, src,
+    src_offset, src_base, mask, repeat_times, dst_rep_stride)``: lane ``p`` of repeat ``r``
+    (the mask's enabled positions) takes its offset from ``src_offset[r * per_repeat + p]``
+    and writes dst element ``r * dst_rep_stride * per_block + p`` (repeats
+    ``dst_rep_stride`` 32-byte blocks apart). ``src_base_addr`` is the older keyword."""
     loc = user_location()
     for name, t in (("dst", dst), ("src", src), ("src_offset", src_offset)):
         if not isinstance(t, LocalTensor):
@@ -273,8 +292,36 @@ def gather(dst, src, src_offset, src_base_addr, count) -> None:
     if src_offset.dtype.name not in ("uint32", "int32"):
         raise KernelError(f"gather: src_offset must hold uint32 byte offsets, got "
                           f"{src_offset.dtype.name}", loc)
-    current_core().execute(VectorGather(dst.region(), src.region(), src_offset.region(),
-                                        int(src_base_addr), int(count), loc))
+    if src_base is None:
+        src_base = src_base_addr
+    if src_base is None:
+        raise KernelError("gather: give src_base (the byte offset added to every offset)", loc)
+    rest, kwargs = list(args), dict(kwargs)
+    count = kwargs.pop("count", None)
+    if count is None and len(rest) == 1 and not kwargs:
+        count = rest.pop()
+    if count is not None:
+        record = VectorGather(dst.region(), src.region(), src_offset.region(), int(src_base),
+                              int(count), loc)
+    else:
+        values = {n: kwargs.pop(n) if n in kwargs else (rest.pop(0) if rest else None)
+                  for n in _GATHER_REPEAT_ARGS}
+        if None in values.values():
+            raise KernelError("gather: give count, or mask, repeat_times and dst_rep_stride",
+                              loc)
+        size = src.dtype.sizeof()
+        per_repeat = REPEAT_BYTES // size
+        positions = mask_positions(values["mask"], per_repeat, loc)
+        repeats = check_repeat(values["repeat_times"], loc)
+        dst_lanes = repeat_indices(positions, repeats, size, 1, int(values["dst_rep_stride"]))
+        offset_lanes = (np.arange(repeats)[:, None] * per_repeat + positions).reshape(-1)
+        note_own_mask(values["mask"], per_repeat, loc)
+        record = VectorGather(dst.region(), src.region(), src_offset.region(), int(src_base),
+                              int(dst_lanes.size), loc, dst_lanes=dst_lanes,
+                              offset_lanes=offset_lanes, repeats=repeats)
+    if rest or kwargs:
+        raise KernelError(f"gather: unexpected arguments {rest or sorted(kwargs)}", loc)
+    current_core().execute(record)
 
 
 __all__ = ["Dn2NzParams", "FmatrixMode", "IsResetLoad3dConfig", "LoadData3DParamsV2", "gather",
