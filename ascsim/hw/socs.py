@@ -137,7 +137,11 @@ _A5_CUBE = CubeCost(
     k_step={
         "float16": 16,
         "bfloat16": 16,
-        "float32": 4,
+        # Not 1/4 of fp16 as on 2201 [S10]: device-times.md cann-bench conv_2d#2 on 950PR
+        # (fp32, GEMM 16384x128x1152 = 4.83 GFLOP) takes 42.95 µs for its whole chain of
+        # kernels, 112 TFLOPS, above the 108 TFLOPS that k_step 4 allows on 32 AIC at 1.65 GHz.
+        # So fp32 runs at least at half the fp16 rate; half is taken.
+        "float32": 8,
         "int8": 32,
         "uint8": 32,
         "float8_e4m3fn": 32,
@@ -186,11 +190,21 @@ _A2A3_TIMING = TimingParams(
     vector_step_cycles=17,
     burst_gap_cycles=1.0,  # guess: one cycle per extra burst descriptor of a strided copy
     vector_ub_bank_conflict_factor=1.0,  # conflicts are left to an explicit UB-bank model
-    gm_misaligned_bw_factor=0.7,  # [S17] 32 B-aligned GM access can drop to 70 % (A2)
+    # [S10, S17] GM requests go out in 128/256/512 B pieces, 512 B-aligned ones at full rate;
+    # a burst that starts off a 32 B boundary costs one more 512 B request. Checked on the fit
+    # point DataCopy GM->UB s4 (2046 B bursts at 0.78x of the aligned rate: 2046/(2046+512)
+    # = 0.80).
+    gm_misaligned_extra_bytes=512,
     pipe_queue_depth=32,  # [S10] MTE1/MMAD instruction queue depth 32; pypto uses 32 [S14]
 )
 
-_A5_TIMING = _A2A3_TIMING  # no 3510 cost model is published; assumed equal to A2/A3
+# No 3510 cost model is published: the A2/A3 constants, except where a 950 point says otherwise.
+_A5_TIMING = replace(
+    _A2A3_TIMING,
+    # DataCopy GM->UB s4 on 950PR (fit point, device-times.md §A2): 2046 B bursts off 32 B
+    # boundaries reach 0.98x of the aligned rate, 2046/(2046+32): the 950 pays one 32 B block.
+    gm_misaligned_extra_bytes=32,
+)
 
 # --- Per-core bandwidths (bytes/cycle) ----------------------------------------------------
 _A2A3_BW = Bandwidths(

@@ -285,8 +285,8 @@ class TimingParams:
             device time (µs, not cycles: it is not paced by the AI Core clock).
         vector_ub_bank_conflict_factor: multiplier (>= 1) on vector issue time to account
             for UB bank conflicts when they are not modelled explicitly.
-        gm_misaligned_bw_factor: fraction (0, 1] of GM bandwidth reached when a transfer's
-            GM address is not 512 B aligned.
+        gm_misaligned_extra_bytes: bytes of transfer time a GM burst costs on top of its own
+            when its GM start is not 32-byte aligned (the DMA issues one more request).
         pipe_queue_depth: instructions a pipe's issue queue holds before the scalar unit
             stalls.
         kernel_start_cycles: scalar cycles every core spends before the kernel body's first
@@ -312,7 +312,7 @@ class TimingParams:
     cross_core_flag_latency_cycles: int
     launch_overhead_us: float
     vector_ub_bank_conflict_factor: float = 1.0
-    gm_misaligned_bw_factor: float = 1.0
+    gm_misaligned_extra_bytes: int = 0
     pipe_queue_depth: int = 32
     kernel_start_cycles: int = 0
     vector_step_cycles: int = 0
@@ -327,11 +327,6 @@ class TimingParams:
             self.vector_ub_bank_conflict_factor >= 1.0,
             owner,
             "vector_ub_bank_conflict_factor must be >= 1",
-        )
-        _require(
-            0.0 < self.gm_misaligned_bw_factor <= 1.0,
-            owner,
-            "gm_misaligned_bw_factor must be in (0, 1]",
         )
         _require(self.pipe_queue_depth >= 1, owner, "pipe_queue_depth must be >= 1")
 

@@ -162,6 +162,8 @@ class Launch:
         # the machine's state has attributes of its own.
         self.shared: dict = {}
         self.l2_cache: L2Cache | None = None  # made on the first GM transfer (see l2)
+        # Cores of the wave running now: they share the chip's HBM bandwidth (sim/cost.py).
+        self.wave_cores = 1
         # Cross-core flag counters and gathers, and every buffer gate made in the launch.
         self.cross_core = CrossCoreState()
         self.gates: list = []
@@ -256,6 +258,7 @@ class Launch:
                     core.scalar_work(self.soc.timing.kernel_start_cycles)
                     wave_cores.append(core)
                     self.cores.append(core)
+            self.wave_cores = len(wave_cores)
             for observer in self.observers:
                 observer.on_wave_start(self, wave_cores)
             Scheduler(wave_cores, body).run()
