@@ -22,7 +22,8 @@
     more bytes of transfer time (one more DMA request) [S17].
   - The bytes a read brings from HBM (whole 512-byte lines, :mod:`ascsim.sim.l2`) stream at
     the core's share of HBM: at most the AIC's ini ``ddr_read_rate`` for one core alone, and
-    the chip's HBM bandwidth divided by the cores of the wave when they all stream.
+    the chip's HBM bandwidth divided by the cores streaming at the same time, estimated from
+    the core's own fraction of time spent streaming from HBM (:meth:`CostTable.hbm_rate`).
   - ``latency`` for a GM read is the L2 hit latency when every line is already in L2 and the
     HBM read latency when some line is read for the first time (:meth:`L2Cache.read`), asked at
     the instruction's true start; for a GM write it is the write-completion latency. Paths
@@ -147,19 +148,36 @@ class CostTable:
                 latency, hit, hbm = float(cost.read_latency), 0.0, float(nbytes)
             else:
                 latency, hit, hbm = _l2_read(cache, gm, start, cost)
-            cycles = nbytes * hit / cost.rate + hbm / self.hbm_rate(core, cost)
+            cycles = nbytes * hit / cost.rate
+            if hbm:
+                from_hbm = hbm / self.hbm_rate(core, cost, start)
+                hbm_cycles = core.launch.hbm_cycles
+                hbm_cycles[core.core_id] = hbm_cycles.get(core.core_id, 0.0) + from_hbm
+                cycles += from_hbm
             return cycles * slow + fixed, latency
         busy = nbytes * slow / cost.rate + fixed
         if gm is not None:
             _l2_write(cache, gm, start + busy)
         return busy, float(cost.write_latency)
 
-    def hbm_rate(self, core, cost: PathCost) -> float:
-        """Bytes per cycle one core pulls from HBM: the path's rate, no more than one core can
-        draw alone (the AIC's ini ``ddr_read_rate``) and no more than its share of the chip's
-        HBM bandwidth among the cores of its wave, which all stream at once."""
-        share = self.soc.gm_bandwidth_bytes_per_cycle / max(1, core.launch.wave_cores)
-        return min(cost.rate, self._hbm_core_rate, share)
+    def hbm_rate(self, core, cost: PathCost, start: float) -> float:
+        """Bytes per cycle one core pulls from HBM at cycle ``start``: the path's rate, no more
+        than one core draws alone (the AIC's ini ``ddr_read_rate``) and no more than its share
+        of the chip's HBM bandwidth among the cores streaming at the same time.
+
+        How many stream at once is estimated from the core's own history, as the cores of a
+        wave run the same program: each streams from HBM for the same fraction of its time as
+        this one has so far (``duty``), so ``1 + (wave - 1) * duty`` share the chip. A core
+        that streams all the time gets the chip's bandwidth / wave; one that mostly computes,
+        or reads L2 hits, gets more.
+        """
+        launch = core.launch
+        elapsed = start - core.start_time
+        streamed = launch.hbm_cycles.get(core.core_id, 0.0)
+        duty = min(1.0, streamed / elapsed) if elapsed > 0 else 0.0
+        sharing = 1.0 + (launch.wave_cores - 1) * duty
+        return min(cost.rate, self._hbm_core_rate,
+                   self.soc.gm_bandwidth_bytes_per_cycle / sharing)
 
     def l0c_read_cycles(self, nbytes: int) -> float:
         """FixPipe's floor: the L0C bytes it reads through its read port, plus its start-up."""

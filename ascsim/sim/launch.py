@@ -164,6 +164,8 @@ class Launch:
         self.l2_cache: L2Cache | None = None  # made on the first GM transfer (see l2)
         # Cores of the wave running now: they share the chip's HBM bandwidth (sim/cost.py).
         self.wave_cores = 1
+        # Cycles each core (by id) has spent streaming bytes from HBM (its duty, sim/cost.py).
+        self.hbm_cycles: dict[int, float] = {}
         # Cross-core flag counters and gathers, and every buffer gate made in the launch.
         self.cross_core = CrossCoreState()
         self.gates: list = []
