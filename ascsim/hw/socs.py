@@ -159,6 +159,7 @@ _A2A3_TIMING = TimingParams(
     # large SwiGLU points (scalar-bound, ~17 calls per tile) within 3 % of calibration.md.
     scalar_cycles_per_call=20,
     scalar_cycles_per_loop_iter=10,  # guess: counter update + compare + branch
+    scalar_cycles_per_queue_op=2,
     scalar_ld_st_cycles=30,  # [S14] scalar LD 6 / ST 4, plus the pipe sync a UB access needs
     mte2_startup_cycles=20,  # [S14] DMA UE latency 9, plus descriptor decode (guess)
     mte3_startup_cycles=20,  # as MTE2

@@ -270,6 +270,8 @@ class TimingParams:
             parameter packing, dispatch to a pipe queue).
         scalar_cycles_per_loop_iter: scalar cycles of loop control per iteration of a kernel
             loop.
+        scalar_cycles_per_queue_op: scalar cycles of one buffer-queue operation (TQue
+            alloc/enque/deque/free: a flag set or wait and a pointer update).
         scalar_ld_st_cycles: cycles of one ``get_value``/``set_value`` on a local tensor,
             including the pipe synchronisation the scalar access implies.
         mte2_startup_cycles, mte3_startup_cycles, mte1_startup_cycles,
@@ -317,6 +319,7 @@ class TimingParams:
     kernel_start_cycles: int = 0
     vector_step_cycles: int = 0
     burst_gap_cycles: float = 1.0
+    scalar_cycles_per_queue_op: int = 20
 
     def __post_init__(self) -> None:
         owner = type(self).__name__

@@ -115,7 +115,7 @@ GATE_TIMING = {"acquire_write": _gate_acquire_write, "release_write": _gate_rele
 def execute_gate(core, rec: GateOp) -> None:
     gate = rec.gate
     timing, state, handed = GATE_ACTIONS_SPEC[rec.action]
-    cycles = core.timing.scalar_cycles_per_call  # core.call_overhead, inlined: it runs per op
+    cycles = core.timing.scalar_cycles_per_queue_op  # inlined: it runs per queue operation
     core.scalar += cycles
     core.busy["S"] += cycles
     timing(core, gate)
