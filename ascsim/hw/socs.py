@@ -205,6 +205,11 @@ _A5_TIMING = replace(
     # DataCopy GM->UB s4 on 950PR (fit point, device-times.md §A2): 2046 B bursts off 32 B
     # boundaries reach 0.98x of the aligned rate, 2046/(2046+32): the 950 pays one 32 B block.
     gm_misaligned_extra_bytes=32,
+    # device-times.md: the smallest published 950 single-kernel Task Duration is 3.3 µs; with
+    # kernel_start_cycles (1.53 µs at 1650 MHz) on the core, the launch head is at most
+    # 3.3 - 1.53 = 1.77 µs, taken as is (the 910B's fitted 0.86 µs leaves the 950 softmax fit
+    # points 12-33 % fast).
+    launch_overhead_us=1.77,
 )
 
 # --- Per-core bandwidths (bytes/cycle) ----------------------------------------------------

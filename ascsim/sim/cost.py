@@ -21,8 +21,8 @@
   - A GM burst whose first byte is not 32-byte aligned costs ``gm_misaligned_extra_bytes``
     more bytes of transfer time (one more DMA request) [S17].
   - The bytes a read brings from HBM (whole 512-byte lines, :mod:`ascsim.sim.l2`) stream at
-    the core's share of HBM: at most the AIC's ini ``ddr_read_rate`` for one core alone, and
-    the chip's HBM bandwidth divided by the cores streaming at the same time, estimated from
+    the core's share of HBM: the chip's HBM bandwidth divided by the cores streaming at the
+    same time (and for a vector core at most the AIC's ini ``ddr_read_rate``), estimated from
     the core's own fraction of time spent streaming from HBM (:meth:`CostTable.hbm_rate`).
   - ``latency`` for a GM read is the L2 hit latency when every line is already in L2 and the
     HBM read latency when some line is read for the first time (:meth:`L2Cache.read`), asked at
@@ -99,9 +99,11 @@ class CostTable:
         self._routes: dict = {}
         self._read_port = {kind: soc.core_bw(kind.lower()).for_path("L0C->L1")
                            for kind in ("AIC",)}
-        # One core alone draws from HBM at most its ini ddr_read_rate; the AIC's figure (the
-        # 950's AIV figure is its 64-way share of the chip, which hbm_rate applies by itself).
-        self._hbm_core_rate = soc.bw.gm_read
+        # A vector core alone draws from HBM no more than the AIC's ini ddr_read_rate (the 950
+        # ini gives the AIV lower GM rates than the AIC; its AIV ddr_read_rate is the 64-way
+        # share of the chip, which hbm_rate applies by itself). A cube core is not capped:
+        # the small 910B4 linear points stream their operands well above that rate.
+        self._hbm_aiv_rate = soc.bw.gm_read
 
     # ------------------------------------------------------------------ data paths
     def path(self, core_kind: str, path: str) -> PathCost | None:
@@ -162,8 +164,8 @@ class CostTable:
 
     def hbm_rate(self, core, cost: PathCost, start: float) -> float:
         """Bytes per cycle one core pulls from HBM at cycle ``start``: the path's rate, no more
-        than one core draws alone (the AIC's ini ``ddr_read_rate``) and no more than its share
-        of the chip's HBM bandwidth among the cores streaming at the same time.
+        than its share of the chip's HBM bandwidth among the cores streaming at the same time,
+        and for a vector core no more than the AIC's ini ``ddr_read_rate``.
 
         How many stream at once is estimated from the core's own history, as the cores of a
         wave run the same program: each streams from HBM for the same fraction of its time as
@@ -176,8 +178,8 @@ class CostTable:
         streamed = launch.hbm_cycles.get(core.core_id, 0.0)
         duty = min(1.0, streamed / elapsed) if elapsed > 0 else 0.0
         sharing = 1.0 + (launch.wave_cores - 1) * duty
-        return min(cost.rate, self._hbm_core_rate,
-                   self.soc.gm_bandwidth_bytes_per_cycle / sharing)
+        rate = min(cost.rate, self.soc.gm_bandwidth_bytes_per_cycle / sharing)
+        return min(rate, self._hbm_aiv_rate) if core.kind == "AIV" else rate
 
     def l0c_read_cycles(self, nbytes: int) -> float:
         """FixPipe's floor: the L0C bytes it reads through its read port, plus its start-up."""
