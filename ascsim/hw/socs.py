@@ -157,9 +157,10 @@ _A2A3_TIMING = TimingParams(
     # docs/cost-model.md); only the three constants marked "fitted" were fitted, jointly.
     # guess: ~10 scalar ALU ops (2 cycles each [S14]) per API call; left unfitted: it puts the
     # large SwiGLU points (scalar-bound, ~17 calls per tile) within 3 % of calibration.md.
-    scalar_cycles_per_call=20,
+    scalar_cycles_per_call=4,
     scalar_cycles_per_loop_iter=10,  # guess: counter update + compare + branch
     scalar_cycles_per_queue_op=2,
+    scalar_cycles_per_library_step=20,
     scalar_ld_st_cycles=30,  # [S14] scalar LD 6 / ST 4, plus the pipe sync a UB access needs
     mte2_startup_cycles=20,  # [S14] DMA UE latency 9, plus descriptor decode (guess)
     mte3_startup_cycles=20,  # as MTE2

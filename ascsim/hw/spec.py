@@ -272,6 +272,9 @@ class TimingParams:
             loop.
         scalar_cycles_per_queue_op: scalar cycles of one buffer-queue operation (TQue
             alloc/enque/deque/free: a flag set or wait and a pointer update).
+        scalar_cycles_per_library_step: scalar cycles a high-level library routine (rmsnorm,
+            swiglu, softmax, ...) spends on each further instruction it issues (its loop,
+            address arithmetic and per-step parameters), beyond the call itself.
         scalar_ld_st_cycles: cycles of one ``get_value``/``set_value`` on a local tensor,
             including the pipe synchronisation the scalar access implies.
         mte2_startup_cycles, mte3_startup_cycles, mte1_startup_cycles,
@@ -320,6 +323,7 @@ class TimingParams:
     vector_step_cycles: int = 0
     burst_gap_cycles: float = 1.0
     scalar_cycles_per_queue_op: int = 20
+    scalar_cycles_per_library_step: int = 20
 
     def __post_init__(self) -> None:
         owner = type(self).__name__

@@ -154,7 +154,8 @@ class CostTable:
             if hbm:
                 from_hbm = hbm / self.hbm_rate(core, cost, start)
                 hbm_cycles = core.launch.hbm_cycles
-                hbm_cycles[core.core_id] = hbm_cycles.get(core.core_id, 0.0) + from_hbm
+                # A misaligned burst's extra request occupies HBM too.
+                hbm_cycles[core.core_id] = hbm_cycles.get(core.core_id, 0.0) + from_hbm * slow
                 cycles += from_hbm
             return cycles * slow + fixed, latency
         busy = nbytes * slow / cost.rate + fixed
@@ -167,17 +168,18 @@ class CostTable:
         than its share of the chip's HBM bandwidth among the cores streaming at the same time,
         and for a vector core no more than the AIC's ini ``ddr_read_rate``.
 
-        How many stream at once is estimated from the core's own history, as the cores of a
-        wave run the same program: each streams from HBM for the same fraction of its time as
-        this one has so far (``duty``), so ``1 + (wave - 1) * duty`` share the chip. A core
-        that streams all the time gets the chip's bandwidth / wave; one that mostly computes,
-        or reads L2 hits, gets more.
+        How many stream at once is estimated from the core's own history, as the cores of one
+        kind in a wave run the same program: each streams from HBM for the same fraction of
+        its time as this one has so far (``duty``), so ``1 + (n - 1) * duty`` share the chip,
+        ``n`` the cores of this kind in the wave (the other kind of a MIX launch runs another
+        program, mostly on L2 hits, and is not counted). A core that streams all the time
+        gets the chip's bandwidth / n; one that mostly computes, or reads L2 hits, gets more.
         """
         launch = core.launch
         elapsed = start - core.start_time
         streamed = launch.hbm_cycles.get(core.core_id, 0.0)
         duty = min(1.0, streamed / elapsed) if elapsed > 0 else 0.0
-        sharing = 1.0 + (launch.wave_cores - 1) * duty
+        sharing = 1.0 + (launch.wave_cores.get(core.kind, 1) - 1) * duty
         rate = min(cost.rate, self.soc.gm_bandwidth_bytes_per_cycle / sharing)
         return min(rate, self._hbm_aiv_rate) if core.kind == "AIV" else rate
 
