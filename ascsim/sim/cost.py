@@ -42,7 +42,6 @@ import numpy as np
 from ascsim.hw import SocSpec
 from ascsim.hw.spec import BUFFER_NAMES, PATH_PIPE
 from ascsim.isa.operands import REPEAT_BYTES, required_alignment
-from ascsim.sim.l2 import LINE_BYTES
 
 #: The TimingParams field with each pipe's fixed start-up cycles per transfer instruction.
 STARTUP_FIELD = {"MTE1": "mte1_startup_cycles", "MTE2": "mte2_startup_cycles",
