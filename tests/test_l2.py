@@ -52,16 +52,38 @@ def test_partial_overlap_counts_hit_fraction_and_strided_ranges():
     assert lat == 320 and hit == pytest.approx(0.5)
 
 
-def test_writes_land_in_l2_and_capacity_limits_residency():
+def test_writes_land_in_l2_and_lru_evicts_the_least_recently_used_line():
     cache = _cache(l2_bytes=4 * LINE_BYTES)
-    cache.write(0, [0], [2 * LINE_BYTES], t=10.0)
-    assert cache.read(0, [0], [LINE_BYTES], 20.0, 50, 320) == (50.0, 1.0)
-    cache.read(1, [0], [2 * LINE_BYTES], 0.0, 50, 320)  # fills the last two lines
-    cache.write(2, [0], [LINE_BYTES], 30.0)  # does not fit: goes on to HBM
-    assert cache.spill_bytes == LINE_BYTES
-    assert cache.read(3, [0], [LINE_BYTES], 40.0, 50, 320)[0] == 320  # not kept either
-    assert cache.read(3, [0], [LINE_BYTES], 900.0, 50, 320)[0] == 320
-    assert cache.hbm_bytes() == cache.miss_bytes + LINE_BYTES
+    cache.write(0, [0], [2 * LINE_BYTES], t=10.0)  # two dirty lines
+    assert cache.read(0, [0], [LINE_BYTES], 20.0, 50, 320) == (50.0, 1.0)  # refreshes line 0
+    cache.read(1, [0], [2 * LINE_BYTES], 0.0, 50, 320)  # L2 now full
+    cache.write(2, [0], [LINE_BYTES], 30.0)  # evicts buffer 0's line 1, dirty: written back
+    assert cache.resident_lines == 4
+    assert cache.evicted_dirty_bytes() == LINE_BYTES
+    assert cache.hbm_bytes() == 2 * LINE_BYTES + LINE_BYTES
+    assert cache.read(0, [0], [LINE_BYTES], 40.0, 50, 320)[0] == 50  # line 0 is still there
+    assert cache.read(0, [LINE_BYTES], [2 * LINE_BYTES], 50.0, 50, 320)[0] == 320
+    # The write-back is counted once, when the line was evicted, not again now.
+    assert cache.spill_bytes == LINE_BYTES and cache.evicted_dirty_bytes() == 0
+
+
+def test_a_miss_brings_the_whole_line_from_hbm():
+    cache = _cache()
+    assert cache.read_cost(0, [0], [128], 0.0, 50, 320) == (320.0, 0.0, float(LINE_BYTES))
+    assert cache.read_cost(0, [128], [256], 500.0, 50, 320) == (50.0, 1.0, 0.0)
+    assert cache.miss_bytes == LINE_BYTES
+
+
+def test_bypassed_buffers_go_to_hbm_and_take_no_room():
+    cache = _cache(l2_bytes=4 * LINE_BYTES)
+    cache.set_bypass(3)
+    assert cache.read_cost(3, [0], [1000], 0.0, 50, 320) == (320.0, 0.0, 1000.0)
+    assert cache.read_cost(3, [0], [1000], 900.0, 50, 320)[0] == 320  # not kept
+    cache.write(3, [0], [100], 10.0)
+    assert cache.inserted == 0 and cache.hbm_bytes() == 2000 + 100
+    cache.set_bypass(3, False)
+    cache.read(3, [0], [100], 1000.0, 50, 320)
+    assert cache.read(3, [0], [100], 2000.0, 50, 320) == (50.0, 1.0)
 
 
 @asc.jit
@@ -132,7 +154,9 @@ def test_transfer_without_addresses_is_costed_as_a_miss(soc_910b4):
         busy, lat = core.costs.transfer(core, core.costs.path(core.kind, "GM->UB"), 4096, 1,
                                         None, 0.0)
         assert lat == soc_910b4.timing.gm_read_latency_cycles
-        assert busy == pytest.approx(4096 / 110 + soc_910b4.timing.mte2_startup_cycles)
+        # Every byte from HBM: a lone vector core streams at the AIC's ini ddr_read_rate.
+        assert busy == pytest.approx(4096 / soc_910b4.bw.gm_read
+                                     + soc_910b4.timing.mte2_startup_cycles)
 
     launch.run(body)
     assert launch.l2.miss_bytes == 4096

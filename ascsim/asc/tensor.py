@@ -11,7 +11,7 @@ import numpy as np
 
 from ascsim.asc.context import current_core, user_location
 from ascsim.asc.dtypes import DataType, as_dtype
-from ascsim.asc.enums import TPosition
+from ascsim.asc.enums import CacheMode, TPosition
 from ascsim.asc.values import GlobalAddress
 from ascsim.isa import KernelError, Region, ScalarLoad, ScalarStore, region_of
 from ascsim.sim.views import view
@@ -93,8 +93,12 @@ class GlobalTensor:
         current_core().execute(ScalarStore(self.region().at(int(index), 1), value,
                                            user_location()))
 
-    def set_l2_cache_hint(self, *args, **kwargs) -> None:
-        """Accepted for compatibility; the L2 model does not take hints."""
+    def set_l2_cache_hint(self, mode=CacheMode.CACHE_MODE_NORMAL, *args, **kwargs) -> None:
+        """``CACHE_MODE_DISABLE`` keeps the tensor's GM buffer out of L2 (the L2 model reads and
+        writes it straight to HBM); any other mode keeps it cached."""
+        self._require_bound()
+        current_core().launch.l2.set_bypass(
+            self.buffer.id, int(mode) == int(CacheMode.CACHE_MODE_DISABLE))
 
     def set_shape_info(self, info) -> None:
         self.shape_info = info

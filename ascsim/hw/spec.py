@@ -270,6 +270,11 @@ class TimingParams:
             parameter packing, dispatch to a pipe queue).
         scalar_cycles_per_loop_iter: scalar cycles of loop control per iteration of a kernel
             loop.
+        scalar_cycles_per_queue_op: scalar cycles of one buffer-queue operation (TQue
+            alloc/enque/deque/free: a flag set or wait and a pointer update).
+        scalar_cycles_per_library_step: scalar cycles a high-level library routine (rmsnorm,
+            swiglu, softmax, ...) spends on each further instruction it issues (its loop,
+            address arithmetic and per-step parameters), beyond the call itself.
         scalar_ld_st_cycles: cycles of one ``get_value``/``set_value`` on a local tensor,
             including the pipe synchronisation the scalar access implies.
         mte2_startup_cycles, mte3_startup_cycles, mte1_startup_cycles,
@@ -285,8 +290,8 @@ class TimingParams:
             device time (µs, not cycles: it is not paced by the AI Core clock).
         vector_ub_bank_conflict_factor: multiplier (>= 1) on vector issue time to account
             for UB bank conflicts when they are not modelled explicitly.
-        gm_misaligned_bw_factor: fraction (0, 1] of GM bandwidth reached when a transfer's
-            GM address is not 512 B aligned.
+        gm_misaligned_extra_bytes: bytes of transfer time a GM burst costs on top of its own
+            when its GM start is not 32-byte aligned (the DMA issues one more request).
         pipe_queue_depth: instructions a pipe's issue queue holds before the scalar unit
             stalls.
         kernel_start_cycles: scalar cycles every core spends before the kernel body's first
@@ -312,11 +317,13 @@ class TimingParams:
     cross_core_flag_latency_cycles: int
     launch_overhead_us: float
     vector_ub_bank_conflict_factor: float = 1.0
-    gm_misaligned_bw_factor: float = 1.0
+    gm_misaligned_extra_bytes: int = 0
     pipe_queue_depth: int = 32
     kernel_start_cycles: int = 0
     vector_step_cycles: int = 0
     burst_gap_cycles: float = 1.0
+    scalar_cycles_per_queue_op: int = 20
+    scalar_cycles_per_library_step: int = 20
 
     def __post_init__(self) -> None:
         owner = type(self).__name__
@@ -327,11 +334,6 @@ class TimingParams:
             self.vector_ub_bank_conflict_factor >= 1.0,
             owner,
             "vector_ub_bank_conflict_factor must be >= 1",
-        )
-        _require(
-            0.0 < self.gm_misaligned_bw_factor <= 1.0,
-            owner,
-            "gm_misaligned_bw_factor must be in (0, 1]",
         )
         _require(self.pipe_queue_depth >= 1, owner, "pipe_queue_depth must be >= 1")
 

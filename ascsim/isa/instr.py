@@ -67,8 +67,9 @@ class Copy(NamedTuple):
     destination pitch, combined with what is there by ``atomic`` (None, "add", "max", "min").
 
     Cost: ``busy = startup(pipe) + nbytes / rate + (bursts - 1) * burst_gap`` with ``rate`` the
-    path's per-core rate (capped by the L2 port when one side is GM, times
-    ``gm_misaligned_bw_factor`` when the first GM byte is not 512-byte aligned); ``latency`` is
+    path's per-core rate (capped by the L2 port when one side is GM; lines read from HBM at the
+    core's share of HBM; ``gm_misaligned_extra_bytes`` more per burst whose GM start is not
+    32-byte aligned: see ascsim/sim/cost.py); ``latency`` is
     0 between local buffers, the L2 hit or HBM read latency for a GM read (the L2 model is asked
     at the instruction's true start), the GM write latency for a GM write.
     """

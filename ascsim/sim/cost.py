@@ -18,8 +18,12 @@
     bandwidth bounds the launch time (see :mod:`ascsim.sim.l2` and ``Launch._report``). That is
     how the GM bandwidth is shared by the cores running at once: each core at its port rate, all
     of them together no faster than HBM.
-  - A GM transfer whose first byte is not 512-byte aligned reaches only
-    ``gm_misaligned_bw_factor`` of the rate [S17].
+  - A GM burst whose first byte is not 32-byte aligned costs ``gm_misaligned_extra_bytes``
+    more bytes of transfer time (one more DMA request) [S17].
+  - The bytes a read brings from HBM (whole 512-byte lines, :mod:`ascsim.sim.l2`) stream at
+    the core's share of HBM: the chip's HBM bandwidth divided by the cores streaming at the
+    same time (and for a vector core at most the AIC's ini ``ddr_read_rate``), estimated from
+    the core's own fraction of time spent streaming from HBM (:meth:`CostTable.hbm_rate`).
   - ``latency`` for a GM read is the L2 hit latency when every line is already in L2 and the
     HBM read latency when some line is read for the first time (:meth:`L2Cache.read`), asked at
     the instruction's true start; for a GM write it is the write-completion latency. Paths
@@ -30,6 +34,7 @@
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -37,11 +42,13 @@ import numpy as np
 from ascsim.hw import SocSpec
 from ascsim.hw.spec import BUFFER_NAMES, PATH_PIPE
 from ascsim.isa.operands import REPEAT_BYTES, required_alignment
-from ascsim.sim.l2 import LINE_BYTES
 
 #: The TimingParams field with each pipe's fixed start-up cycles per transfer instruction.
 STARTUP_FIELD = {"MTE1": "mte1_startup_cycles", "MTE2": "mte2_startup_cycles",
                  "MTE3": "mte3_startup_cycles", "FIX": "fixpipe_startup_cycles"}
+
+#: A GM burst starting off this boundary pays ``gm_misaligned_extra_bytes`` [S17].
+MISALIGN_BYTES = 32
 
 #: Distinct (op, type, repeats) combinations a table remembers before it starts afresh; kernels
 #: issue the same few over and over, so this only bounds pathological kernels.
@@ -54,7 +61,7 @@ class PathCost:
     one side is GM) and the timing constants of GM transfers."""
 
     __slots__ = ("path", "pipe", "startup", "rate", "burst_gap", "reads_gm", "touches_gm",
-                 "misaligned_factor", "l2_hit_latency", "read_latency", "write_latency")
+                 "misaligned_extra", "l2_hit_latency", "read_latency", "write_latency")
 
     def __init__(self, soc: SocSpec, core_kind: str, path: str):
         timing = soc.timing
@@ -68,7 +75,7 @@ class PathCost:
         bw = soc.core_bw("aic" if core_kind == "AIC" else "aiv")
         self.rate = bw.for_path(path, l2_hit=True) if self.touches_gm else bw.for_path(path)
         self.burst_gap = timing.burst_gap_cycles
-        self.misaligned_factor = timing.gm_misaligned_bw_factor
+        self.misaligned_extra = timing.gm_misaligned_extra_bytes
         self.l2_hit_latency = timing.l2_hit_latency_cycles
         self.read_latency = timing.gm_read_latency_cycles
         self.write_latency = timing.gm_write_latency_cycles
@@ -91,6 +98,11 @@ class CostTable:
         self._routes: dict = {}
         self._read_port = {kind: soc.core_bw(kind.lower()).for_path("L0C->L1")
                            for kind in ("AIC",)}
+        # A vector core alone draws from HBM no more than the AIC's ini ddr_read_rate (the 950
+        # ini gives the AIV lower GM rates than the AIC; its AIV ddr_read_rate is the 64-way
+        # share of the chip, which hbm_rate applies by itself). A cube core is not capped:
+        # the small 910B4 linear points stream their operands well above that rate.
+        self._hbm_aiv_rate = soc.bw.gm_read
 
     # ------------------------------------------------------------------ data paths
     def path(self, core_kind: str, path: str) -> PathCost | None:
@@ -120,24 +132,55 @@ class CostTable:
         model: ``(buffer_id, starts, ends)`` with one range per burst, or ``(buffer_id, rows)``
         with a :class:`~ascsim.sim.access.ByteRows` of at least one row. Without it a GM read
         is costed as a miss.
+
+        A GM read streams the bytes L2 holds at the path's rate and the whole lines it brings
+        from HBM at the core's share of HBM (:meth:`hbm_rate`). A burst whose GM start is not
+        32-byte aligned costs ``gm_misaligned_extra_bytes`` more, at the transfer's own rate.
         """
         bursts = max(1, bursts)
+        fixed = cost.startup + (bursts - 1) * cost.burst_gap
         if not cost.touches_gm:
-            return nbytes / cost.rate + cost.startup + (bursts - 1) * cost.burst_gap, 0.0
-        first = _first_byte(gm)
-        rate = cost.rate
-        if first is not None and first % LINE_BYTES:
-            rate *= cost.misaligned_factor
-        busy = nbytes / rate + cost.startup + (bursts - 1) * cost.burst_gap
+            return nbytes / cost.rate + fixed, 0.0
+        slow = 1.0 + _misaligned_bursts(gm) * cost.misaligned_extra / max(1, nbytes)
         cache = core.launch.l2
         if cost.reads_gm:
-            if first is None:
+            if gm is None:
                 cache.unknown_read(nbytes)
-                return busy, float(cost.read_latency)
-            return busy, _l2_read(cache, gm, start, cost)
-        if first is not None:
+                latency, hit, hbm = float(cost.read_latency), 0.0, float(nbytes)
+            else:
+                latency, hit, hbm = _l2_read(cache, gm, start, cost)
+            cycles = nbytes * hit / cost.rate
+            if hbm:
+                from_hbm = hbm / self.hbm_rate(core, cost, start)
+                hbm_cycles = core.launch.hbm_cycles
+                # A misaligned burst's extra request occupies HBM too.
+                hbm_cycles[core.core_id] = hbm_cycles.get(core.core_id, 0.0) + from_hbm * slow
+                cycles += from_hbm
+            return cycles * slow + fixed, latency
+        busy = nbytes * slow / cost.rate + fixed
+        if gm is not None:
             _l2_write(cache, gm, start + busy)
         return busy, float(cost.write_latency)
+
+    def hbm_rate(self, core, cost: PathCost, start: float) -> float:
+        """Bytes per cycle one core pulls from HBM at cycle ``start``: the path's rate, no more
+        than its share of the chip's HBM bandwidth among the cores streaming at the same time,
+        and for a vector core no more than the AIC's ini ``ddr_read_rate``.
+
+        How many stream at once is estimated from the core's own history, as the cores of one
+        kind in a wave run the same program: each streams from HBM for the same fraction of
+        its time as this one has so far (``duty``), so ``1 + (n - 1) * duty`` share the chip,
+        ``n`` the cores of this kind in the wave (the other kind of a MIX launch runs another
+        program, mostly on L2 hits, and is not counted). A core that streams all the time
+        gets the chip's bandwidth / n; one that mostly computes, or reads L2 hits, gets more.
+        """
+        launch = core.launch
+        elapsed = start - core.start_time
+        streamed = launch.hbm_cycles.get(core.core_id, 0.0)
+        duty = min(1.0, streamed / elapsed) if elapsed > 0 else 0.0
+        sharing = 1.0 + (launch.wave_cores.get(core.kind, 1) - 1) * duty
+        rate = min(cost.rate, self.soc.gm_bandwidth_bytes_per_cycle / sharing)
+        return min(rate, self._hbm_aiv_rate) if core.kind == "AIV" else rate
 
     def l0c_read_cycles(self, nbytes: int) -> float:
         """FixPipe's floor: the L0C bytes it reads through its read port, plus its start-up."""
@@ -184,20 +227,29 @@ def cost_table(soc: SocSpec) -> CostTable:
     return CostTable(soc)
 
 
-def _first_byte(gm) -> int | None:
-    """The first burst's first GM byte, or None when ``gm`` names no bytes."""
+def _misaligned_bursts(gm) -> float:
+    """How many of ``gm``'s bursts start off a 32-byte boundary."""
     if gm is None:
-        return None
+        return 0.0
     if len(gm) == 2:
-        return gm[1].first
+        rows = gm[1]
+        first, pitch, count = rows.first, rows.pitch, rows.count
+        if count == 1 or pitch % MISALIGN_BYTES == 0:
+            return float(count) if first % MISALIGN_BYTES else 0.0
+        # Row starts step through the residues of gcd(pitch, 32): one row in 32 / gcd lands
+        # on a boundary, and only if the first start is on that grid.
+        step = math.gcd(pitch, MISALIGN_BYTES)
+        aligned = count * step / MISALIGN_BYTES if first % step == 0 else 0.0
+        return count - aligned
     starts = np.asarray(gm[1])
-    return int(starts.flat[0]) if starts.size else None
+    return float(np.count_nonzero(starts % MISALIGN_BYTES))
 
 
-def _l2_read(cache, gm, t: float, cost: PathCost) -> float:
+def _l2_read(cache, gm, t: float, cost: PathCost) -> tuple[float, float, float]:
+    """(latency, hit fraction, HBM bytes) of a GM read through the launch's L2."""
     if len(gm) == 2:
-        return cache.read_rows(gm[0], gm[1], t, cost.l2_hit_latency, cost.read_latency)[0]
-    return cache.read(gm[0], gm[1], gm[2], t, cost.l2_hit_latency, cost.read_latency)[0]
+        return cache.read_rows_cost(gm[0], gm[1], t, cost.l2_hit_latency, cost.read_latency)
+    return cache.read_cost(gm[0], gm[1], gm[2], t, cost.l2_hit_latency, cost.read_latency)
 
 
 def _l2_write(cache, gm, t: float) -> None:

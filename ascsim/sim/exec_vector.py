@@ -456,7 +456,8 @@ def execute_sequence(core, rec: VectorSequence):
         check_accesses(core, _paired((*outputs, *rec.srcs, *rec.extra), touched), loc)
     steps = rec.steps
     busy, latency = _sequence_cost(core.costs, steps, rec.dtype, rec.repeats)
-    core.scalar_work(core.timing.scalar_cycles_per_call * (len(steps) - 1))  # it issues each
+    # The library routine computes and issues each further step itself.
+    core.scalar_work(core.timing.scalar_cycles_per_library_step * (len(steps) - 1))
     return _place(core, rec, (*outputs, *rec.srcs, *rec.extra, *rec.scratch), busy, latency,
                   reads, writes)
 

@@ -1,23 +1,32 @@
 """The L2 cache in front of HBM, as seen by one launch.
 
 What it models (ascend-hw §1.4): every MTE transfer to or from GM goes through L2 [S1]. A GM line
-that some core of the launch has already read or written is an L2 *hit*: it is served at the L2
-latency. A line touched for the first time is a *miss*: it comes from HBM, costs the HBM latency
-and counts towards the launch's HBM traffic, which the chip's HBM bandwidth bounds as a whole
-(:meth:`L2Cache.hbm_bound_cycles`). Writes are write-back: they land in L2 (the line becomes
-resident) and reach HBM only when evicted.
+that is in L2 is a *hit*: it is served at the L2 latency and the core's L2 port rate. A line that
+is not is a *miss*: the whole 512-byte line comes from HBM, costs the HBM latency and its bytes
+count towards the launch's HBM traffic, which the chip's HBM bandwidth bounds as a whole
+(:meth:`L2Cache.hbm_bound_cycles`); the transfer's cost model streams those bytes at the core's
+share of HBM (``ascsim/sim/cost.py``). Writes are write-back: they land in L2 (the line becomes
+resident and dirty) and reach HBM only when the line is evicted; dirty lines still in L2 when
+the launch ends are not the launch's traffic. A buffer marked *bypass*
+(``set_l2_cache_hint(CACHE_MODE_DISABLE)``) is read from and written to HBM directly and takes
+no room in L2.
 
-Bookkeeping: one float array per GM buffer, one entry per 512-byte line [S14 pypto L2 line 512 B]
-holding the time (cycles) from which the line is in L2 (``inf``: not in L2). A read of a line
-another core requested earlier but whose fill has not arrived yet waits for that fill, so two
-cores streaming the same tile at once pay one HBM fetch and one latency, not two. Every access
-is a handful of numpy operations on the line array, never a Python loop over lines.
+Replacement is least-recently-used, approximated by counting insertions: every line records the
+launch's insertion count when it was last touched, and a line is resident while fewer than the
+L2's line capacity new lines have been inserted since. (Exact LRU would also count hits on
+older lines; for streaming kernels and for blocked matmuls, whose re-used operands are touched
+again before L2 turns over, the two agree.)
+
+Bookkeeping: per GM buffer three numpy arrays, one entry per 512-byte line [S14 pypto L2 line
+512 B]: the time (cycles) from which the line is in L2 (``inf``: never filled), the insertion
+count at its last touch, and whether it is dirty. A read of a line another core requested
+earlier but whose fill has not arrived yet waits for that fill, so two cores streaming the same
+tile at once pay one HBM fetch and one latency, not two. Every access is a handful of numpy
+operations on the line arrays, never a Python loop over lines.
 
 Simplifications (stated in docs/cost-model.md): the launch starts with a cold L2 (inputs are
-first-touch reads); there is no replacement policy: once the launch has touched ``l2_bytes`` of
-distinct lines, further new lines are not kept (reads of them miss again, writes of them go to
-HBM), which is what an LRU would do for a streaming kernel larger than L2; the chip-level L2
-bandwidth is not a limit (only the per-core L2 port rates, in the transfer cost).
+first-touch reads); the chip-level L2 bandwidth is not a limit (only the per-core L2 port rates,
+in the transfer cost).
 """
 
 from __future__ import annotations
@@ -32,12 +41,6 @@ from ascsim.sim.access import ByteRows
 #: L2 line size in bytes: pypto's L2 model uses 512 B lines [S14]; GM requests are split into
 #: 128/256/512 B pieces and 512 B is the best-aligned size [S10, S17].
 LINE_BYTES = 512
-INF = float("inf")  # the ready time of a line not in L2
-# ufunc reductions called directly: ``ndarray.min()`` goes through a Python wrapper first.
-_min, _max = np.minimum.reduce, np.maximum.reduce
-#: Up to this many lines a read or write works on a list of their ready times (a 2 KiB tile
-#: is four lines): numpy's fixed cost per call is then most of the work.
-FEW_LINES = 64
 
 
 def _line_union(first: np.ndarray, last: np.ndarray, n_lines: int):
@@ -88,6 +91,9 @@ def _row_lines(first: int, width: int, pitch: int, count: int, n_lines: int):
 class L2Cache:
     """Which GM lines are in L2 during one launch, and how much traffic went to HBM."""
 
+    #: Insertion stamp of a line never touched: always "long ago".
+    NEVER = -(1 << 62)
+
     def __init__(self, l2_bytes: int, buffer_bytes):
         """``buffer_bytes(buffer_id) -> int`` gives the size of a GM buffer (lazily sized)."""
         if l2_bytes <= 0:
@@ -95,11 +101,26 @@ class L2Cache:
         self.capacity_lines = l2_bytes // LINE_BYTES
         self._buffer_bytes = buffer_bytes
         self._ready: dict[int, np.ndarray] = {}
-        self.resident_lines = 0
+        self._stamp: dict[int, np.ndarray] = {}
+        self._dirty: dict[int, np.ndarray] = {}
+        self._bypass: set[int] = set()
+        self.inserted = 0            # lines brought into L2 so far (the LRU clock)
         self.hit_bytes = 0.0
-        self.miss_bytes = 0.0        # read from HBM (first touches, or after L2 is full)
+        self.miss_bytes = 0.0        # read from HBM: whole lines of misses, bypassed reads
         self.write_bytes = 0.0       # written into L2
-        self.spill_bytes = 0.0       # written but not kept (L2 full): goes on to HBM
+        self.spill_bytes = 0.0       # dirty lines evicted during the launch, bypassed writes
+
+    @property
+    def resident_lines(self) -> int:
+        """Lines in L2 now (it fills up, then stays full)."""
+        return min(self.inserted, self.capacity_lines)
+
+    def set_bypass(self, buffer_id: int, bypass: bool = True) -> None:
+        """Keep buffer ``buffer_id`` out of L2 (reads and writes go to HBM), or stop doing so."""
+        if bypass:
+            self._bypass.add(buffer_id)
+        else:
+            self._bypass.discard(buffer_id)
 
     # ------------------------------------------------------------------ line selection
     def _lines(self, buffer_id: int) -> np.ndarray:
@@ -107,6 +128,8 @@ class L2Cache:
         if lines is None:
             n = max(1, math.ceil(self._buffer_bytes(buffer_id) / LINE_BYTES))
             lines = self._ready[buffer_id] = np.full(n, np.inf)
+            self._stamp[buffer_id] = np.full(n, self.NEVER, dtype=np.int64)
+            self._dirty[buffer_id] = np.zeros(n, dtype=bool)
         return lines
 
     def _select(self, buffer_id: int, starts: np.ndarray, ends: np.ndarray):
@@ -128,12 +151,23 @@ class L2Cache:
                                     lines.size))
         return lines, _row_lines(first, width, pitch, count, lines.size)
 
-    def _admit(self, new_lines: int) -> bool:
-        """Whether ``new_lines`` more lines fit in L2 (no replacement: see the module doc)."""
-        if self.resident_lines + new_lines > self.capacity_lines:
-            return False
-        self.resident_lines += new_lines
-        return True
+    def _resident(self, buffer_id: int, idx) -> tuple[np.ndarray, np.ndarray]:
+        """(stamps of the touched lines, which of them are in L2 now)."""
+        stamp = self._stamp[buffer_id][idx]
+        return stamp, (self.inserted - stamp) < self.capacity_lines
+
+    def _evict_dirty(self, buffer_id: int, idx, resident: np.ndarray) -> None:
+        """Touched lines that are dirty but no longer resident were written back to HBM when
+        they were evicted: count them (once) before the lines are reused."""
+        dirty = self._dirty[buffer_id]
+        gone = dirty[idx] & ~resident
+        n = int(np.count_nonzero(gone))
+        if n:
+            self.spill_bytes += n * LINE_BYTES
+            if type(idx) is slice:
+                dirty[idx] &= resident
+            else:
+                dirty[np.asarray(idx)[gone]] = False
 
     # ------------------------------------------------------------------ accesses
     def read(self, buffer_id: int, starts, ends, t: float, hit_latency: float,
@@ -144,133 +178,114 @@ class L2Cache:
         is in L2 by ``t``, the HBM latency when some line misses, and in between when a line is
         still being filled for an earlier request.
         """
-        starts, ends = np.asarray(starts), np.asarray(ends)
-        nbytes = float((ends - starts).sum())
-        lines, idx = self._select(buffer_id, starts, ends)
-        return self._read_lines(lines, idx, nbytes, t, hit_latency, miss_latency)
+        return self.read_cost(buffer_id, starts, ends, t, hit_latency, miss_latency)[:2]
 
     def read_rows(self, buffer_id: int, rows: ByteRows, t: float, hit_latency: float,
                   miss_latency: float) -> tuple[float, float]:
         """:meth:`read` of constant-pitch rows (one range per row)."""
-        lines, idx = self._select_rows(buffer_id, rows)
-        return self._read_lines(lines, idx, float(rows.nbytes), t, hit_latency, miss_latency)
+        return self.read_rows_cost(buffer_id, rows, t, hit_latency, miss_latency)[:2]
 
-    def _read_lines(self, lines, idx, nbytes: float, t: float, hit_latency: float,
-                    miss_latency: float) -> tuple[float, float]:
+    def read_cost(self, buffer_id: int, starts, ends, t: float, hit_latency: float,
+                  miss_latency: float) -> tuple[float, float, float]:
+        """:meth:`read`, plus the bytes the read brought from HBM (whole lines)."""
+        starts, ends = np.asarray(starts), np.asarray(ends)
+        nbytes = float((ends - starts).sum())
+        lines, idx = self._select(buffer_id, starts, ends)
+        return self._read_lines(buffer_id, lines, idx, nbytes, t, hit_latency, miss_latency)
+
+    def read_rows_cost(self, buffer_id: int, rows: ByteRows, t: float, hit_latency: float,
+                       miss_latency: float) -> tuple[float, float, float]:
+        """:meth:`read_rows`, plus the bytes the read brought from HBM (whole lines)."""
+        lines, idx = self._select_rows(buffer_id, rows)
+        return self._read_lines(buffer_id, lines, idx, float(rows.nbytes), t, hit_latency,
+                                miss_latency)
+
+    def _read_lines(self, buffer_id: int, lines, idx, nbytes: float, t: float,
+                    hit_latency: float, miss_latency: float) -> tuple[float, float, float]:
         ready = lines[idx]
         if ready.size == 0:
-            return float(hit_latency), 1.0
-        if ready.size <= FEW_LINES:
-            return self._read_few(lines, idx, ready.tolist(), nbytes, t, hit_latency,
-                                  miss_latency)
-        # All lines new (a streaming read) or all present are told apart by one C-level
-        # reduction each; only a mix needs the mask.
-        if _min(ready) == INF:
-            missing = None
-            misses = ready.size
-        elif _max(ready) < INF:
-            misses = 0
-        else:
-            missing = np.isinf(ready)
-            misses = int(np.count_nonzero(missing))
+            return float(hit_latency), 1.0, 0.0
+        _, resident = self._resident(buffer_id, idx)
+        misses = ready.size - int(np.count_nonzero(resident))
         hit_fraction = 1.0 - misses / ready.size
         self.hit_bytes += nbytes * hit_fraction
-        self.miss_bytes += nbytes - nbytes * hit_fraction
-        if misses:
-            if self._admit(misses):
-                if misses == ready.size:  # all new (streaming input): no mask needed
-                    ready.fill(t + miss_latency)
-                else:
-                    ready[missing] = t + miss_latency
-                if type(idx) is not slice:  # an index array gave a copy (a slice, a view)
+        if not misses:
+            self._stamp[buffer_id][idx] = self.inserted  # LRU: touched now
+            # Every line is in L2 or on its way for an earlier request: wait for the last one.
+            # Cores run one after the other, so a core run earlier may have requested a line at
+            # a later simulated time than this read: the read then fetches the line itself and
+            # waits at most the HBM latency (waiting for the later fill would chain such waits
+            # from core to core).
+            wait = float(ready.max()) - t
+            if wait > miss_latency:
+                np.minimum(ready, t + miss_latency, out=ready)
+                if type(idx) is not slice:
                     lines[idx] = ready
-            return float(miss_latency), hit_fraction
-        # Every line is in L2 or on its way for an earlier request: wait for the last one.
-        # Cores run one after the other, so a core run earlier may have requested a line at a
-        # later simulated time than this read: the read then fetches the line itself and
-        # waits at most the HBM latency (waiting for the later fill would chain such waits
-        # from core to core).
-        wait = float(_max(ready)) - t
-        if wait > miss_latency:
-            np.minimum(ready, t + miss_latency, out=ready)
-            if type(idx) is not slice:
-                lines[idx] = ready
-            wait = float(miss_latency)
-        return float(max(hit_latency, wait)), 1.0
-
-    def _read_few(self, lines, idx, ready: list, nbytes: float, t: float, hit_latency: float,
-                  miss_latency: float) -> tuple[float, float]:
-        """:meth:`_read_lines` of a few lines (most tiles), with their ready times as a list:
-        the same arithmetic, without numpy's per-call overhead."""
-        misses = ready.count(INF)
-        hit_fraction = 1.0 - misses / len(ready)
-        self.hit_bytes += nbytes * hit_fraction
-        self.miss_bytes += nbytes - nbytes * hit_fraction
-        if misses:
-            if self._admit(misses):
-                arrival = t + miss_latency
-                lines[idx] = arrival if misses == len(ready) else \
-                    [arrival if r == INF else r for r in ready]
-            return float(miss_latency), hit_fraction
-        wait = max(ready) - t
-        if wait > miss_latency:  # a later request's fill: fetch it now (see _read_lines)
-            latest = t + miss_latency
-            lines[idx] = [min(r, latest) for r in ready]
-            wait = miss_latency
-        return float(max(hit_latency, wait)), 1.0
+                wait = float(miss_latency)
+            return float(max(hit_latency, wait)), 1.0, 0.0
+        if buffer_id in self._bypass:
+            # Straight from HBM, at the requested size; nothing is kept.
+            hbm = nbytes * (1.0 - hit_fraction)
+            self.miss_bytes += hbm
+            return float(miss_latency), hit_fraction, hbm
+        self._evict_dirty(buffer_id, idx, resident)
+        hbm = float(misses * LINE_BYTES)  # HBM fills L2 in whole lines
+        self.miss_bytes += hbm
+        if misses == ready.size:  # all new (streaming input): no mask needed
+            ready.fill(t + miss_latency)
+        else:
+            ready[~resident] = t + miss_latency
+        if type(idx) is not slice:  # an index array gave a copy (a slice, a view)
+            lines[idx] = ready
+        self._stamp[buffer_id][idx] = self.inserted
+        self.inserted += misses
+        return float(miss_latency), hit_fraction, hbm
 
     def write(self, buffer_id: int, starts, ends, t: float) -> None:
         """A write of byte ranges [starts, ends) finishing at about cycle ``t`` (write-back)."""
         starts, ends = np.asarray(starts), np.asarray(ends)
         nbytes = float((ends - starts).sum())
         lines, idx = self._select(buffer_id, starts, ends)
-        self._write_lines(lines, idx, nbytes, t)
+        self._write_lines(buffer_id, lines, idx, nbytes, t)
 
     def write_rows(self, buffer_id: int, rows: ByteRows, t: float) -> None:
         """:meth:`write` of constant-pitch rows (one range per row)."""
         lines, idx = self._select_rows(buffer_id, rows)
-        self._write_lines(lines, idx, float(rows.nbytes), t)
+        self._write_lines(buffer_id, lines, idx, float(rows.nbytes), t)
 
-    def _write_lines(self, lines, idx, nbytes: float, t: float) -> None:
+    def _write_lines(self, buffer_id: int, lines, idx, nbytes: float, t: float) -> None:
+        if buffer_id in self._bypass:
+            self.spill_bytes += nbytes  # written through to HBM, not kept
+            return
         ready = lines[idx]
-        if 0 < ready.size <= FEW_LINES:
-            self._write_few(lines, idx, ready.tolist(), nbytes, t)
-            return
-        if not ready.size or _max(ready) < INF:
-            new = 0
-        elif _min(ready) == INF:
-            new = ready.size
-        else:
-            new = int(np.count_nonzero(np.isinf(ready)))
-        if new and not self._admit(new):
-            self.spill_bytes += nbytes * new / ready.size
-            return
+        _, resident = self._resident(buffer_id, idx)
+        new = ready.size - int(np.count_nonzero(resident))
+        if new:
+            self._evict_dirty(buffer_id, idx, resident)
         self.write_bytes += nbytes
-        if type(idx) is slice:  # ``ready`` is a view of the lines: update it in place
-            np.minimum(ready, t, out=ready)
-        else:
-            lines[idx] = np.minimum(ready, t)
-
-    def _write_few(self, lines, idx, ready: list, nbytes: float, t: float) -> None:
-        """:meth:`_write_lines` of a few lines, with their ready times as a list."""
-        new = ready.count(INF)
-        if new and not self._admit(new):
-            self.spill_bytes += nbytes * new / len(ready)
-            return
-        self.write_bytes += nbytes
-        if new == len(ready):  # all new: each becomes ``t``
-            lines[idx] = t
-        elif max(ready) > t:
-            lines[idx] = [r if r < t else t for r in ready]
+        ready = np.where(resident, np.minimum(ready, t), t)
+        lines[idx] = ready
+        self._stamp[buffer_id][idx] = self.inserted
+        self._dirty[buffer_id][idx] = True
+        self.inserted += new
 
     def unknown_read(self, nbytes: float) -> None:
         """A read whose GM addresses the caller did not give: counted as HBM traffic."""
         self.miss_bytes += nbytes
 
     # ------------------------------------------------------------------ chip-level bound
+    def evicted_dirty_bytes(self) -> float:
+        """Dirty lines evicted by now whose write-back has not been counted yet."""
+        total = 0
+        for buffer_id, dirty in self._dirty.items():
+            stale = (self.inserted - self._stamp[buffer_id]) >= self.capacity_lines
+            total += int(np.count_nonzero(dirty & stale))
+        return float(total * LINE_BYTES)
+
     def hbm_bytes(self) -> float:
-        """Bytes the launch moved between L2 and HBM: read misses plus writes L2 could not keep."""
-        return self.miss_bytes + self.spill_bytes
+        """Bytes the launch moved between L2 and HBM: read misses, bypassed writes and the
+        write-back of dirty lines evicted before the launch ended."""
+        return self.miss_bytes + self.spill_bytes + self.evicted_dirty_bytes()
 
     def hbm_bound_cycles(self, chip_bytes_per_cycle: float) -> float:
         """The least time (cycles) the launch's HBM traffic takes at the chip's HBM bandwidth."""

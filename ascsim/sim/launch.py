@@ -162,6 +162,11 @@ class Launch:
         # the machine's state has attributes of its own.
         self.shared: dict = {}
         self.l2_cache: L2Cache | None = None  # made on the first GM transfer (see l2)
+        # Cores of each kind in the wave running now: they share the chip's HBM bandwidth
+        # (sim/cost.py).
+        self.wave_cores: dict[str, int] = {}
+        # Cycles each core (by id) has spent streaming bytes from HBM (its duty, sim/cost.py).
+        self.hbm_cycles: dict[int, float] = {}
         # Cross-core flag counters and gathers, and every buffer gate made in the launch.
         self.cross_core = CrossCoreState()
         self.gates: list = []
@@ -256,6 +261,9 @@ class Launch:
                     core.scalar_work(self.soc.timing.kernel_start_cycles)
                     wave_cores.append(core)
                     self.cores.append(core)
+            self.wave_cores = {}
+            for core in wave_cores:
+                self.wave_cores[core.kind] = self.wave_cores.get(core.kind, 0) + 1
             for observer in self.observers:
                 observer.on_wave_start(self, wave_cores)
             Scheduler(wave_cores, body).run()

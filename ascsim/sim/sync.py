@@ -135,7 +135,7 @@ GATE_STEPS = {"acquire_write": _acquire_write, "release_write": _release_write,
 
 def execute_gate(core, rec: GateOp) -> None:
     gate, action, loc = rec
-    cycles = core.timing.scalar_cycles_per_call  # core.call_overhead, inlined: it runs per op
+    cycles = core.timing.scalar_cycles_per_queue_op  # inlined: it runs per queue operation
     core.scalar += cycles
     core.busy["S"] += cycles
     GATE_STEPS[action](core, gate, loc)
