@@ -888,7 +888,8 @@ class Matmul:
         product. ``sync=True`` returns when all are written; ``sync=False`` returns at once,
         and each :meth:`get_batch_tensor_c` then waits for the next batched product (or
         :meth:`wait_iterate_batch` for all of them). ``matrix_stride_c`` is reserved, as on
-        the device, and unused."""
+        the device, and unused; so is ``en_sequential_write``, since the workspace always holds
+        the C matrices packed."""
         loc = user_location()
         layouts = {self.a_type.layout, self.b_type.layout, self.c_type.layout}
         if layouts - {LayoutMode.NONE, LayoutMode.NORMAL}:
