@@ -22,13 +22,15 @@ whole K extent stays in L1 while the walk stays within it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from ascsim.asc.adv.matmul_config import CFG_NORM, MatmulConfig, MatmulType
 from ascsim.asc.adv.matmul_static import has_static_shape, static_tiling
 from ascsim.asc.context import current_core, user_location
-from ascsim.asc.enums import CubeFormat, IterateOrder, TPosition
+from ascsim.asc.enums import CubeFormat, IterateOrder, LayoutMode, TPosition
+from ascsim.asc.errors import CallFormError
 from ascsim.asc.launcher import ServerMode
 from ascsim.asc.tensor import GlobalTensor, LocalTensor
 from ascsim.asc.values import GlobalAddress, RuntimeInt
@@ -209,6 +211,17 @@ def _as_global(tensor, loc) -> GlobalTensor:
                       "UB or L1 are not supported by this Matmul)", loc)
 
 
+class _NBatch(NamedTuple):
+    """What an ``iterate_n_batch`` left in the workspace for ``get_batch_tensor_c``."""
+
+    workspace: GlobalTensor  # C matrices, packed, as the C type
+    batch: int  # matrices per batched product
+    matrix: int  # elements of one C matrix (single M x single N)
+    cols: int  # its row length (single N)
+    finished: tuple  # cycle at which each batched product is written
+    taken: int  # batched products read so far
+
+
 class _Iteration:
     """What ``Matmul.iterate()`` returns: a loop over base blocks (``with ... as count``) or,
     used as a condition, one step (``while mm.iterate(): ...``)."""
@@ -254,6 +267,7 @@ class Matmul:
         self._pending = 0.0  # completion of an asynchronous iterate_all
         self._pending_from = None  # the AIC that runs it
         self._batch_num = (1, 1)  # set_batch_num: iterate_batch's default batch counts
+        self._n_batch: _NBatch | None = None  # iterate_n_batch's products, get_batch_tensor_c
         self.self_define_data = self.user_def_info = None  # callback data (no callbacks here)
         # set_quant_scalar / set_quant_vector: ("scalar", fp32 scale) or ("vector", GM words)
         self._quant: tuple | None = None
@@ -764,14 +778,17 @@ class Matmul:
                     en_sequential_write=None, wait_iterate_all=None, fake_msg=None) -> None:
         """Compute this core's whole region and write it to ``tensor`` (GM, row pitch of C)."""
         loc = user_location()
-        client = current_core()
         if isinstance(tensor, LocalTensor):
             raise KernelError("iterate_all writes C to GM; for UB use iterate() and "
                               "get_tensor_c", loc)
-        gm = _as_global(tensor, loc)
+        self._region_to_gm(_as_global(tensor, loc), self._org_shape()[4], en_atomic, sync, loc)
+
+    def _region_to_gm(self, gm: GlobalTensor, stride: int, en_atomic, sync, loc) -> float:
+        """Compute this core's whole region and FixPipe it to ``gm``, rows ``stride`` elements
+        apart; return the cycle at which its last block is written."""
+        client = current_core()
         m, n, _ = self._shape(loc)
         mb, nb, _ = self._grid(loc)
-        stride = self._org_shape()[4]
         atomic = _atomic(en_atomic, loc)
         product = self._product(loc)  # (computing while the blocks are timed)
         aic = self._aic(client, loc)
@@ -798,6 +815,7 @@ class Matmul:
             else:
                 self._pending = done
         self._pending_from = aic
+        return done
 
     # ------------------------------------------------------------------ batches
     def set_batch_num(self, batch_a: int, batch_b: int) -> None:
@@ -821,33 +839,157 @@ class Matmul:
                               "simulator", loc)
         if batch_a is None or batch_b is None:
             batch_a, batch_b = self._batch_num
-        batch_a, batch_b = int(batch_a), int(batch_b)
-        if batch_a <= 0 or batch_b <= 0:
-            raise KernelError(f"iterate_batch: batch counts must be positive, got {batch_a}, "
-                              f"{batch_b}", loc)
-        batch = max(batch_a, batch_b)
-        if batch % batch_a or batch % batch_b:
-            raise KernelError(f"iterate_batch: batch_a={batch_a} and batch_b={batch_b}: the "
-                              "smaller must divide the larger to be broadcast", loc)
         if isinstance(tensor, LocalTensor):
             raise KernelError("iterate_batch writes C to GM in this model; give a GlobalTensor",
                               loc)
-        if self._a is None or self._b is None:
-            raise KernelError("Matmul needs set_tensor_a and set_tensor_b before computing", loc)
-        self._require_tiling(loc)
-        org_m, org_n, ka, kb, c_pitch = self._org_shape()  # whole matrices: cores share them
-        stride_a = int(matrix_stride_a) or org_m * ka
-        stride_b = int(matrix_stride_b) or kb * org_n
+        batch, stride_a, stride_b = self._batch_operands("iterate_batch", batch_a, batch_b,
+                                                         matrix_stride_a, matrix_stride_b, loc)
+        org_m, _, _, _, c_pitch = self._org_shape()
         stride_c = int(matrix_stride_c) or org_m * c_pitch
         gm = _as_global(tensor, loc)
         a0, b0 = self._a, self._b
         try:
             for i in range(batch):
-                self._a = a0[i // (batch // batch_a) * stride_a:]
-                self._b = b0[i // (batch // batch_b) * stride_b:]
-                self.iterate_all(gm[i * stride_c:], en_atomic, sync)
+                self._a = a0[i // (batch // int(batch_a)) * stride_a:]
+                self._b = b0[i // (batch // int(batch_b)) * stride_b:]
+                self._region_to_gm(gm[i * stride_c:], c_pitch, en_atomic, sync, loc)
         finally:
             self._a, self._b = a0, b0
+
+    def _batch_operands(self, api: str, batch_a, batch_b, matrix_stride_a, matrix_stride_b,
+                        loc) -> tuple[int, int, int]:
+        """Check one batched call's counts and operands; return its number of products and the
+        element distances between consecutive A and B matrices (0 given: one whole matrix,
+        M x K and K x N of the tiling's original shape, which all cores share)."""
+        batch_a, batch_b = int(batch_a), int(batch_b)
+        if batch_a <= 0 or batch_b <= 0:
+            raise KernelError(f"{api}: batch counts must be positive, got {batch_a}, "
+                              f"{batch_b}", loc)
+        batch = max(batch_a, batch_b)
+        if batch % batch_a or batch % batch_b:
+            raise KernelError(f"{api}: batch_a={batch_a} and batch_b={batch_b}: the "
+                              "smaller must divide the larger to be broadcast", loc)
+        if self._a is None or self._b is None:
+            raise KernelError("Matmul needs set_tensor_a and set_tensor_b before computing", loc)
+        self._require_tiling(loc)
+        org_m, org_n, ka, kb, _ = self._org_shape()
+        return batch, int(matrix_stride_a) or org_m * ka, int(matrix_stride_b) or kb * org_n
+
+    def iterate_n_batch(self, batch_loop: int, batch_a: int, batch_b: int,
+                        en_sequential_write: bool, matrix_stride_a: int = 0,
+                        matrix_stride_b: int = 0, matrix_stride_c: int = 0, sync: bool = True,
+                        wait_iterate_batch: bool = False) -> None:
+        """``iterate_n_batch(batch_loop, batch_a, batch_b, en_sequential_write,
+        matrix_stride_a=0, matrix_stride_b=0, matrix_stride_c=0, sync=True,
+        wait_iterate_batch=False)``: ``batch_loop`` batched products in one call, each of
+        ``max(batch_a, batch_b)`` matrices as in :meth:`iterate_batch` (operand matrices one
+        after the other in GM, NORMAL layout). The C matrices go to the Matmul workspace,
+        ``single M x single N`` each, packed one after the other, batched product after batched
+        product. ``sync=True`` returns when all are written; ``sync=False`` returns at once,
+        and each :meth:`get_batch_tensor_c` then waits for the next batched product (or
+        :meth:`wait_iterate_batch` for all of them). ``matrix_stride_c`` is reserved, as on
+        the device, and unused; so is ``en_sequential_write``, since the workspace always holds
+        the C matrices packed."""
+        loc = user_location()
+        layouts = {self.a_type.layout, self.b_type.layout, self.c_type.layout}
+        if layouts - {LayoutMode.NONE, LayoutMode.NORMAL}:
+            raise KernelError("iterate_n_batch: the BSNGD, SBNGD and BNGS1S2 layouts are not "
+                              "supported by the simulator; operands in NORMAL layout only", loc)
+        loops = int(batch_loop)
+        if loops <= 0:
+            raise KernelError(f"iterate_n_batch: batch_loop must be positive, got {loops}", loc)
+        batch, stride_a, stride_b = self._batch_operands("iterate_n_batch", batch_a, batch_b,
+                                                         matrix_stride_a, matrix_stride_b, loc)
+        if self.workspace is None:
+            raise KernelError("iterate_n_batch writes C to the Matmul workspace, but none was "
+                              "given (register_matmul's workspace or set_workspace)", loc)
+        ws = _as_global(self.workspace, loc)
+        out = GlobalTensor()
+        out.buffer, out.dtype = ws.buffer, self.c_type.dtype
+        out.offset = ws.byte_offset // out.dtype.sizeof()
+        out.size = None  # up to the end of the workspace buffer
+        m, n, _ = self._shape(loc)
+        per_a, per_b = batch // int(batch_a), batch // int(batch_b)
+        a0, b0 = self._a, self._b
+        finished = []
+        try:
+            for loop in range(loops):
+                for i in range(batch):
+                    self._a = a0[(loop * int(batch_a) + i // per_a) * stride_a:]
+                    self._b = b0[(loop * int(batch_b) + i // per_b) * stride_b:]
+                    done = self._region_to_gm(out[(loop * batch + i) * m * n:], n, 0, sync, loc)
+                finished.append(done)
+        finally:
+            self._a, self._b = a0, b0
+        # get_batch_tensor_c hands out the batched products in order, from the workspace
+        self._n_batch = _NBatch(out, batch, m * n, n, tuple(finished), 0)
+
+    def get_batch_tensor_c(self, *args, **kwargs):
+        """``get_batch_tensor_c(batch_a, batch_b, en_sequential_write=False, sync=True)`` ->
+        GlobalTensor, or ``get_batch_tensor_c(tensor, batch_a, batch_b,
+        en_sequential_write=False, sync=True)`` into a UB tensor: the next batched product of
+        an ``iterate_n_batch(..., sync=False)``, ``max(batch_a, batch_b) x single M x
+        single N`` elements, once it is written. As in pyasc only ``sync=False`` is accepted.
+        The UB form moves the elements from the workspace with MTE2 (rows padded to 32 bytes,
+        the ND_ALIGN rule)."""
+        loc = user_location()
+        tensor = kwargs.pop("tensor", None)
+        if tensor is None and args and isinstance(args[0], LocalTensor):
+            tensor, args = args[0], args[1:]
+        names = ("batch_a", "batch_b", "en_sequential_write", "sync")
+        if len(args) > len(names):
+            raise CallFormError(f"get_batch_tensor_c takes at most {len(names)} arguments "
+                                f"besides the tensor, got {len(args)}", loc)
+        given = dict(zip(names, args))
+        for name in kwargs:
+            if name not in names or name in given:
+                raise CallFormError(f"get_batch_tensor_c: unexpected or repeated argument "
+                                    f"{name!r}", loc)
+        given.update(kwargs)
+        if "batch_a" not in given or "batch_b" not in given:
+            raise CallFormError("get_batch_tensor_c needs batch_a and batch_b", loc)
+        if given.get("sync", True):
+            raise CallFormError("get_batch_tensor_c supports sync=False only (it reads the "
+                                "products of an asynchronous iterate_n_batch)", loc)
+        state = self._n_batch
+        if state is None or state.taken >= len(state.finished):
+            raise KernelError("get_batch_tensor_c: no batched product left to read (call "
+                              "iterate_n_batch(..., sync=False) first; each call reads one of "
+                              "its batch_loop products)", loc)
+        batch = max(int(given["batch_a"]), int(given["batch_b"]))
+        if batch != state.batch:
+            raise KernelError(f"get_batch_tensor_c: max(batch_a, batch_b) = {batch}, but each "
+                              f"batched product of iterate_n_batch has {state.batch} "
+                              "matrices", loc)
+        client = current_core()
+        index = state.taken
+        self._n_batch = state._replace(taken=index + 1)
+        if self._pending_from is not None and self._pending_from is not client:
+            self._answer(self._pending_from, client, "S", state.finished[index], loc)
+        size = state.batch * state.matrix
+        src = state.workspace[index * size:]
+        src.size = size
+        if tensor is None:
+            return src
+        return self._batch_to_ub(client, tensor, src, state, loc)
+
+    def _batch_to_ub(self, client, tensor: LocalTensor, src: GlobalTensor, state, loc) -> None:
+        if client.kind != "AIV" or tensor.position not in UB_POSITIONS:
+            raise KernelError(f"get_batch_tensor_c to TPosition.{tensor.position.name} on an "
+                              f"{client.kind}: C reaches the AIV's UB (VECIN, VECOUT or "
+                              "VECCALC) only", loc)
+        if tensor.dtype != self.c_type.dtype:
+            raise KernelError(f"get_batch_tensor_c: the tensor is {tensor.dtype.name} but C is "
+                              f"{self.c_type.dtype.name}", loc)
+        size = tensor.dtype.sizeof()
+        width = state.cols * size
+        pitch = -(-width // 32) * 32  # ND_ALIGN: each row starts on a 32-byte block
+        rows = state.batch * state.matrix // state.cols
+        copy = client.execute(Copy(src.region(), tensor.region(), Bursts(0, 0, width, width,
+                                                                         pitch, rows),
+                                   loc, "get_batch_tensor_c", path="GM->UB"))
+        # it returns with C in UB: the vector unit may read it at once
+        client.execute(Handoff(client.core_id, "MTE2", "V", copy.done, loc, link="flag"))
 
     def wait_iterate_batch(self) -> None:
         """Wait for an ``iterate_batch(..., sync=False)`` to finish (its last product)."""
