@@ -174,3 +174,31 @@ def test_get_batch_tensor_c_refuses_sync():
 
     with pytest.raises(KernelError, match="sync=False only"):
         kernel[1](a, b, np.zeros(1 << 16, np.uint8), _tiling())
+
+
+def test_iterate_batch_refuses_batched_layouts_too():
+    """iterate_batch reads its operands as NORMAL matrices one after another; a batched
+    layout read that way would be silently wrong, so it is refused like iterate_n_batch."""
+    a, b = _operands(1, 2, 2)
+
+    @asc.jit(matmul_cube_only=True)
+    def kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress,
+               ws: asc.GlobalAddress, tiling: asc.adv.TCubeTiling):
+        a_gm, b_gm, c_gm = asc.GlobalTensor(), asc.GlobalTensor(), asc.GlobalTensor()
+        a_gm.set_global_buffer(a)
+        b_gm.set_global_buffer(b)
+        c_gm.set_global_buffer(c)
+        pipe = asc.TPipe()
+        layout = asc.LayoutMode.SBNGD
+        mm = asc.adv.Matmul(_mtype(a.dtype, layout), _mtype(b.dtype, layout),
+                            _mtype(asc.float32, layout))
+        asc.adv.register_matmul(pipe, ws, mm, tiling)
+        mm.set_tensor_a(a_gm)
+        mm.set_tensor_b(b_gm)
+        mm.iterate_batch(c_gm, 2, 2)
+        mm.end()
+
+    c = np.zeros((2, M, N), np.float32)
+    with pytest.raises(KernelError, match="iterate_batch: the BSNGD, SBNGD and BNGS1S2 "
+                                          "layouts are not supported"):
+        kernel[1](a, b, c, np.zeros(1 << 16, np.uint8), _tiling())

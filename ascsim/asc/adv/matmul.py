@@ -861,6 +861,13 @@ class Matmul:
         """Check one batched call's counts and operands; return its number of products and the
         element distances between consecutive A and B matrices (0 given: one whole matrix,
         M x K and K x N of the tiling's original shape, which all cores share)."""
+        layouts = {self.a_type.layout, self.b_type.layout, self.c_type.layout}
+        if layouts - {LayoutMode.NONE, LayoutMode.NORMAL}:
+            # The batched layouts interleave heads and sequence positions in GM; the tiling's
+            # layout fields that describe them are not modelled, and a NORMAL reading of such
+            # operands would be silently wrong.
+            raise KernelError(f"{api}: the BSNGD, SBNGD and BNGS1S2 layouts are not supported "
+                              "by the simulator; operands in NORMAL layout only", loc)
         batch_a, batch_b = int(batch_a), int(batch_b)
         if batch_a <= 0 or batch_b <= 0:
             raise KernelError(f"{api}: batch counts must be positive, got {batch_a}, "
@@ -891,10 +898,6 @@ class Matmul:
         the device, and unused; so is ``en_sequential_write``, since the workspace always holds
         the C matrices packed."""
         loc = user_location()
-        layouts = {self.a_type.layout, self.b_type.layout, self.c_type.layout}
-        if layouts - {LayoutMode.NONE, LayoutMode.NORMAL}:
-            raise KernelError("iterate_n_batch: the BSNGD, SBNGD and BNGS1S2 layouts are not "
-                              "supported by the simulator; operands in NORMAL layout only", loc)
         loops = int(batch_loop)
         if loops <= 0:
             raise KernelError(f"iterate_n_batch: batch_loop must be positive, got {loops}", loc)
