@@ -224,7 +224,10 @@ class ProcessPoolBackend:
             for worker in self._pool:
                 # Each worker holds up to JOBS_PER_WORKER trials, so it starts the next one
                 # without waiting for this process to be scheduled and answer.
-                while len(worker.jobs) < JOBS_PER_WORKER and queue:
+                # Near the end of the batch one job each, so no worker idles while another
+                # holds two.
+                depth = JOBS_PER_WORKER if len(queue) > len(self._pool) else 1
+                while len(worker.jobs) < depth and queue:
                     job = queue.popleft()
                     worker.jobs.append(job)
                     busy[worker.conn] = worker
