@@ -720,15 +720,19 @@ class Matmul:
             self._answer(aic, client, "S", fix.done, loc)
         return None
 
-    def _to_ub(self, client, aic, tensor: LocalTensor, block: _Block, en_atomic, seq, loc):
-        t = self.tiling
+    def _check_ub_target(self, api: str, client, tensor: LocalTensor, loc) -> None:
+        """C reaches a local tensor only in an AIV's UB, and only in C's own type."""
         if client.kind != "AIV" or tensor.position not in UB_POSITIONS:
-            raise KernelError(f"get_tensor_c to TPosition.{tensor.position.name} on an "
-                              f"{client.kind}: a C block reaches the AIV's UB (VECIN, VECOUT or "
+            raise KernelError(f"{api} to TPosition.{tensor.position.name} on an "
+                              f"{client.kind}: C reaches the AIV's UB (VECIN, VECOUT or "
                               "VECCALC) only", loc)
         if tensor.dtype != self.c_type.dtype:
-            raise KernelError(f"get_tensor_c: the tensor is {tensor.dtype.name} but C is "
+            raise KernelError(f"{api}: the tensor is {tensor.dtype.name} but C is "
                               f"{self.c_type.dtype.name}", loc)
+
+    def _to_ub(self, client, aic, tensor: LocalTensor, block: _Block, en_atomic, seq, loc):
+        t = self.tiling
+        self._check_ub_target("get_tensor_c", client, tensor, loc)
         rows, cols = block.shape
         if seq:
             off, stride = 0, t.base_n
@@ -977,13 +981,7 @@ class Matmul:
         return self._batch_to_ub(client, tensor, src, state, loc)
 
     def _batch_to_ub(self, client, tensor: LocalTensor, src: GlobalTensor, state, loc) -> None:
-        if client.kind != "AIV" or tensor.position not in UB_POSITIONS:
-            raise KernelError(f"get_batch_tensor_c to TPosition.{tensor.position.name} on an "
-                              f"{client.kind}: C reaches the AIV's UB (VECIN, VECOUT or "
-                              "VECCALC) only", loc)
-        if tensor.dtype != self.c_type.dtype:
-            raise KernelError(f"get_batch_tensor_c: the tensor is {tensor.dtype.name} but C is "
-                              f"{self.c_type.dtype.name}", loc)
+        self._check_ub_target("get_batch_tensor_c", client, tensor, loc)
         size = tensor.dtype.sizeof()
         width = state.cols * size
         pitch = -(-width // 32) * 32  # ND_ALIGN: each row starts on a 32-byte block
