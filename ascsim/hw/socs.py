@@ -362,6 +362,11 @@ _DAV_C310 = replace(
     l0a_layout="NZ",  # [S3] ascend-hw §2.2: Mmad reads L0A in NZ on 3510
     l1_to_l0a_transpose=False,  # [S3] ascend-hw §2.3: the L1->L0A transpose was removed
     mte2_dn2nz=True,  # [S3] DN2NZ on the GM->L1 path
+    load2d_v2=True,  # Ascend C LoadData page: LoadData2DParamsV2 on the 950 only
+    vector_scatter=True,  # Ascend C Scatter page: the 950's vector unit only
+    fill_l1_only=True,  # Ascend C Fill (InitConstValue) page: L1 only on the 950
+    aipp_destination="UB",  # Ascend C LoadImageToLocal page: UB on the 950, L1 on 910B
+    ub_access_watch=False,  # Ascend C CheckLocalMemoryIA page: not on the 950
     # CANN 9.0 Ascend C API page GetSsbufBaseAddr: 3 KB, shared 1:2 by AIC and AIVs in MIX
     # mode, 1 KB per core otherwise.
     ssbuf_bytes=3 * KiB,

@@ -388,6 +388,13 @@ class SocSpec:
             ascend-hw §2.3).
         mte2_dn2nz: whether MTE2 converts DN (column-major) GM matrices to NZ in L1 (3510).
         load3d: whether MTE1 has the Load3D img2col instruction (2201 and 3510).
+        load2d_v2: whether MTE1 takes the LoadData2DParamsV2 form (3510).
+        vector_scatter: whether the vector unit has the scatter instruction (3510).
+        fill_l1_only: whether ``init_const_value`` (Fill) reaches L1 only (3510's Fill page),
+            rather than L1, L0A and L0B.
+        aipp_destination: where ``load_image_to_local`` writes: "L1" (2201) or "UB" (3510).
+        ub_access_watch: whether ``check_local_memory_ia`` (the UB access check) exists (its
+            page excludes 3510).
 
     Costs:
         vector: :class:`VectorCost` per instruction class, keyed "op" or "op.dtype".
@@ -434,6 +441,11 @@ class SocSpec:
     l1_to_l0a_transpose: bool = True
     mte2_dn2nz: bool = False
     load3d: bool = True
+    load2d_v2: bool = False
+    vector_scatter: bool = False
+    fill_l1_only: bool = False
+    aipp_destination: Literal["L1", "UB"] = "L1"
+    ub_access_watch: bool = True
 
     def __post_init__(self) -> None:
         owner = f"SocSpec {self.name!r}"

@@ -19,9 +19,6 @@ from ascsim.asc.tensor import GlobalTensor, LocalTensor
 from ascsim.isa import ImageLoad, KernelError
 from ascsim.sim.aipp import AippConfig, Window
 
-#: Where ``load_image_to_local`` may write, per architecture (the LoadImageToLocal page).
-DESTINATIONS = {2201: ("L1",), 3510: ("UB",)}
-
 
 class AippInputFormat(IntEnum):
     """Source image formats (Ascend C's values)."""
@@ -238,7 +235,7 @@ def load_image_to_local(dst, load_data_params: LoadImageToLocalParams) -> None:
         raise KernelError("load_image_to_local: call set_aipp_functions first", loc)
     if not isinstance(dst, LocalTensor):
         raise KernelError("load_image_to_local: dst must be a LocalTensor", loc)
-    allowed = DESTINATIONS.get(core.soc.npu_arch, ("L1",))
+    allowed = (core.soc.aipp_destination,)
     if dst.mem is None or dst.mem.name not in allowed:
         raise KernelError(f"load_image_to_local: on {core.soc.name} the image goes to "
                           f"{' or '.join(allowed)}", loc)

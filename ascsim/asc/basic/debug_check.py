@@ -17,8 +17,6 @@ from ascsim.asc.params import U16, _check_ranges, coerce_fields
 from ascsim.isa import KernelError, WatchLocalMemory
 
 BLOCK = 32
-#: Architectures with the UB access check (the page excludes the 950).
-WATCH_ARCHS = {2201}
 KIND_FIELDS = {"is_scalar_read": "scalar_read", "is_scalar_write": "scalar_write",
                "is_vector_read": "vector_read", "is_vector_write": "vector_write",
                "is_mte_read": "mte_read", "is_mte_write": "mte_write"}
@@ -50,7 +48,7 @@ def check_local_memory_ia(check_params: CheckLocalMemoryIAParam) -> None:
     """Arm (``is_enable``) or disarm register ``enable_bit``'s UB watch."""
     loc = user_location()
     core = current_core()
-    if core.soc.npu_arch not in WATCH_ARCHS:
+    if not core.soc.ub_access_watch:
         raise KernelError(f"check_local_memory_ia: {core.soc.name} has no UB access check "
                           "(the 910B / 910_93 generation has it)", loc)
     p = check_params

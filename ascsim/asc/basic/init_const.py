@@ -22,8 +22,6 @@ from ascsim.isa import Bursts, Copy, KernelError
 
 #: Destination buffer -> (block bytes, the path it is priced as).
 FILL_TARGETS = {"L1": (32, "GM->L1"), "L0A": (512, "L1->L0A"), "L0B": (512, "L1->L0B")}
-#: Architectures whose Fill reaches L1 only (the 950's Fill page).
-L1_ONLY_ARCHS = {3510}
 FIELD = (0, 32767)
 
 
@@ -48,8 +46,8 @@ def init_const_value(dst, init_const_value_params: InitConstValueParams) -> None
     p = init_const_value_params
     name = _cube._name(dst)
     core = current_core()
-    if name not in FILL_TARGETS or (core.soc.npu_arch in L1_ONLY_ARCHS and name != "L1"):
-        allowed = ("L1",) if core.soc.npu_arch in L1_ONLY_ARCHS else tuple(FILL_TARGETS)
+    if name not in FILL_TARGETS or (core.soc.fill_l1_only and name != "L1"):
+        allowed = ("L1",) if core.soc.fill_l1_only else tuple(FILL_TARGETS)
         raise KernelError(f"init_const_value: {core.soc.name} fills {' / '.join(allowed)} "
                           f"only, got a tensor in {name}", loc)
     block, path = FILL_TARGETS[name]

@@ -33,8 +33,6 @@ from ascsim.asc.params import U8, U16, _check_ranges, coerce_fields
 from ascsim.isa import KernelError
 
 FRACTAL_BYTES = _cube.FRACTAL_BYTES
-#: Architectures with the LoadData2DParamsV2 form.
-LOAD2D_V2_ARCHS = {3510}
 
 
 @dataclass(frozen=True)
@@ -60,7 +58,7 @@ class LoadData2DParamsV2:
 def load_2d_v2(dst, src, p: LoadData2DParamsV2, loc) -> None:
     op = "load_data(LoadData2DParamsV2)"
     core = current_core()
-    if core.soc.npu_arch not in LOAD2D_V2_ARCHS:
+    if not core.soc.load2d_v2:
         raise KernelError(f"{op}: {core.soc.name} has no LoadData 2D v2 (an Ascend 950 form); "
                           "use LoadData2DParams", loc)
     _cube._require(src, ("L1",), "the source", op, loc)
@@ -110,7 +108,7 @@ class LoadData2dTransposeParamsV2:
 def load_transposed_v2(dst, src, p: LoadData2dTransposeParamsV2, loc) -> None:
     op = "load_data_with_transpose(LoadData2dTransposeParamsV2)"
     core = current_core()
-    if core.soc.npu_arch not in LOAD2D_V2_ARCHS:
+    if not core.soc.load2d_v2:
         raise KernelError(f"{op}: {core.soc.name} takes LoadData2dTransposeParams (the V2 "
                           "form is the Ascend 950's)", loc)
     if p.repeat_times == 0:  # nothing to move

@@ -28,9 +28,6 @@ from ascsim.isa import (
     repeat_indices,
 )
 
-#: NPU architectures whose vector unit has the scatter instruction.
-SCATTER_ARCHS = {3510: "Ascend950"}
-
 
 @dataclass(frozen=True)
 class GatherRepeatParams:
@@ -70,9 +67,9 @@ def scatter(dst, src, dst_offset, dst_base, *args, **kwargs) -> None:
     src_rep_stride)``: ``dst`` at byte ``dst_base + dst_offset[i]`` = the lane's src element."""
     loc = user_location()
     core = current_core()
-    if core.soc.npu_arch not in SCATTER_ARCHS:
+    if not core.soc.vector_scatter:
         raise KernelError(f"scatter: {core.soc.name} has no scatter instruction (Ascend C has "
-                          f"it on {', '.join(SCATTER_ARCHS.values())}); pick such a SoC "
+                          "it on the Ascend950 parts); pick such a SoC "
                           "(--soc) or write the elements with gather's inverse", loc)
     _check_offsets("scatter", dst_offset, loc)
     if dst.dtype.sizeof() != src.dtype.sizeof():
