@@ -16,6 +16,7 @@ socket pair, in a session of their own (Ctrl-C in the terminal reaches only the 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -77,10 +78,8 @@ class ForkedProcess:
 
     def kill(self) -> None:
         if self.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):  # it ended meanwhile
                 os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
 
 def _forked_child(fd: int, close_fds: Iterable[int], main: Callable[[int], None]) -> None:
@@ -89,10 +88,8 @@ def _forked_child(fd: int, close_fds: Iterable[int], main: Callable[[int], None]
     try:
         os.setsid()
         for other in close_fds:
-            try:
+            with contextlib.suppress(OSError):  # already closed
                 os.close(other)
-            except OSError:
-                pass
         torch = sys.modules.get("torch")
         if torch is not None:
             torch.set_num_threads(1)
@@ -102,10 +99,9 @@ def _forked_child(fd: int, close_fds: Iterable[int], main: Callable[[int], None]
         code = 1
     finally:
         for stream in (sys.stdout, sys.stderr):
-            try:
+            # A closed or broken stream must not keep the child alive.
+            with contextlib.suppress(Exception):
                 stream.flush()
-            except Exception:  # noqa: BLE001 - a closed stream must not keep the child alive
-                pass
         os._exit(code)
 
 
