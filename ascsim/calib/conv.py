@@ -19,6 +19,7 @@ from pathlib import Path
 import torch
 
 from ascsim.session import SESSION
+from ascsim.sim.l2_carry import carried_l2
 
 #: The operator package the kernel runs (shipped with the source tree, not installed).
 PACKAGE_DIR = Path(__file__).resolve().parents[2] / "examples" / "cann_bench_pto"
@@ -80,7 +81,7 @@ def run_conv_act(x_shape: tuple, filter_shape: tuple, stride: tuple, pads: tuple
     x = uniform(x_shape, 1.0)
     w = uniform(filter_shape, 0.1)
     b = uniform((filter_shape[0],), 0.1)
-    with _design(design), SESSION.values(True), SESSION.collect() as run:
+    with _design(design), SESSION.values(True), SESSION.collect() as run, carried_l2():
         y = op(x, w, b, strides=list(stride), pads=list(pads), dilations=list(dilation))
     top, bottom, left, right = pads
     padded = torch.nn.functional.pad(x.double(), (left, right, top, bottom))
