@@ -24,7 +24,20 @@ _ROUND = asc.RoundMode.CAST_RINT
 def _activate(dst, src, act: asc.ConstExpr[str], alpha, n):
     """dst = act(src) over n fp32 elements (in place allowed)."""
     if act == "tanh":
-        asc.adv.tanh(dst, src, count=n)
+        # tanh(x) = 1 - 2 / (exp(2x) + 1) in six basic steps: the library routine adds a
+        # clamp (two more steps) and its per-step bookkeeping; without the clamp exp(2x)
+        # overflows to inf for large x, and 2 / inf = 0 still gives 1.
+        asc.muls(dst, src, 2.0, n)
+        asc.pipe_barrier(asc.PipeID.PIPE_V)
+        asc.exp(dst, dst, n)
+        asc.pipe_barrier(asc.PipeID.PIPE_V)
+        asc.adds(dst, dst, 1.0, n)
+        asc.pipe_barrier(asc.PipeID.PIPE_V)
+        asc.reciprocal(dst, dst, n)
+        asc.pipe_barrier(asc.PipeID.PIPE_V)
+        asc.muls(dst, dst, -2.0, n)
+        asc.pipe_barrier(asc.PipeID.PIPE_V)
+        asc.adds(dst, dst, 1.0, n)
     elif act == "sigmoid":
         # sigmoid(x) = 1 / (1 + exp(-x))
         asc.muls(dst, src, -1.0, n)
