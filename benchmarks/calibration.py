@@ -27,6 +27,13 @@ the fusion rankings:
     .venv/bin/python benchmarks/calibration.py --points FILE --quick        # quick: true points
     .venv/bin/python benchmarks/calibration.py --points FILE --soc Ascend950PR --match mmapi
 
+With ``--points`` and one ``--soc`` family, ``--fit`` re-derives that family's per-launch
+constants (kernel start-up scalar cycles, launch overhead) jointly over the file's small fit
+points (``ascsim/calib/fit.py``; ``--loss l1`` for the robust fit):
+
+    .venv/bin/python benchmarks/calibration.py --points ascsim/calib/points.yaml \
+        --soc Ascend950 --fit --loss l1
+
 Error = (simulated - published) / published.
 """
 
@@ -313,6 +320,48 @@ def evaluate_points(args, out) -> int:
     return 0
 
 
+def fit_points_file(args, out) -> int:
+    """``--points FILE --soc FAMILY --fit``: the family's launch constants over its fit points."""
+    from ascsim.calib.evaluate import run_points, select
+    from ascsim.calib.fit import SMALL_US, fit_launch, fit_points
+    from ascsim.calib.points import PointsError, load_points
+    from ascsim.hw import socs
+
+    if len(args.soc) != 1:
+        print("error: --fit with --points needs exactly one --soc (a SoC family)",
+              file=sys.stderr)
+        return 2
+    try:
+        pointset = load_points(args.points)
+    except PointsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    family = args.soc[0]
+    chosen = fit_points(select(pointset.points, match=args.match), family)
+    if not chosen:
+        print(f"error: no fit point of {family} with a published time <= {SMALL_US:g} µs",
+              file=sys.stderr)
+        return 2
+    clocks = {s.clock_mhz for s in socs._LOOKUP.values()
+              if s.name.lower().startswith(family.lower())}
+    if len(clocks) != 1:
+        print(f"error: the SoCs of {family} do not share one clock ({sorted(clocks)})",
+              file=sys.stderr)
+        return 2
+    spec = next(s for s in socs._LOOKUP.values() if s.name.lower().startswith(family.lower()))
+    print(f"fitting {family} over {len(chosen)} fit point(s) (loss {args.loss}): "
+          f"{', '.join(p.id for p in chosen)}", file=out, flush=True)
+    result = fit_launch(chosen, family, clocks.pop(), run_points, args.loss)
+    print(f"kernel_start_cycles = {result.kernel_start_cycles:7d} cycles "
+          f"(table: {spec.timing.kernel_start_cycles}; from the Scalar column of "
+          f"{len(result.scalar_points)} point(s))", file=out)
+    for pid, alone in result.per_point_us.items():
+        print(f"  {pid:<36} alone would take {alone:+7.2f} µs per launch", file=out)
+    print(f"launch_overhead_us  = {result.launch_overhead_us:7.2f} µs "
+          f"(table: {spec.timing.launch_overhead_us})", file=out)
+    return 0
+
+
 # ------------------------------------------------------------------------------ main
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -325,8 +374,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --points: only SoCs whose name starts with this (repeatable)")
     parser.add_argument("--match", default="", help="with --points: only ids containing this")
     parser.add_argument("--save", metavar="JSON", help="with --points: write the results here")
+    parser.add_argument("--loss", choices=("l2", "l1"), default="l2",
+                        help="with --points --fit: squared (l2) or absolute (l1) relative errors")
     args = parser.parse_args(argv)
     out = sys.stdout
+    if args.points and args.fit:
+        return fit_points_file(args, out)
     if args.points:
         return evaluate_points(args, out)
     if args.soc or args.match or args.save:

@@ -90,6 +90,29 @@ def test_operator_matches_torch(package, monkeypatch, geometry, act, design):
     torch.testing.assert_close(y.double(), ref, rtol=0, atol=atol)
 
 
+@pytest.mark.parametrize("design", ["semi", "fused"])
+@pytest.mark.parametrize("cin, taps", [(8, (3, 3)), (3, (1, 2)), (8, (1, 1))])
+def test_fp32_k_steps_of_eight_channels(package, monkeypatch, cin, taps, design):
+    """An fp32 K step of 8 channels is one 32-byte fractal row: the plan takes it for small
+    Cin (no zero channels), and the L1 tiles of 8 rows (16 rows of an NZ frame) must not
+    overlap the row of ones after them."""
+    from cann_bench.conv_plan import ConvGeometry, ConvPlan
+
+    monkeypatch.setenv("CANN_BENCH_CONV_DESIGN", design)
+    kh, kw = taps
+    plan = ConvPlan(ConvGeometry("float32", 1, cin, 12, 16, 16, kh, kw, 1, 1, 1, 1, 1, 1, 1,
+                                 1), fused=design == "fused", cores=28)
+    assert plan.kb == 8
+    gen = torch.Generator().manual_seed(2)
+    x = torch.rand(1, cin, 12, 16, generator=gen) * 2 - 1
+    w = (torch.rand(16, cin, kh, kw, generator=gen) * 2 - 1) * 0.2
+    b = (torch.rand(16, generator=gen) * 2 - 1) * 0.2
+    with SESSION.using_soc(SOC):
+        y = package.fused_conv_tanh(x, w, b, strides=[1, 1], pads=[1, 1, 1, 1])
+    ref = _reference(x, w, b, [1, 1], [1, 1, 1, 1], [1, 1], "tanh")
+    torch.testing.assert_close(y.double(), ref, rtol=0, atol=1e-5)
+
+
 def test_operator_refuses_bad_calls(package):
     x = torch.zeros(1, 4, 8, 8, dtype=torch.float16)
     w = torch.zeros(4, 4, 3, 3, dtype=torch.float16)
@@ -141,7 +164,7 @@ def test_plan_fits_the_cores_buffers_for_every_case(package, case_id, fused):
     assert 2 * plan.tc * plan.kb * size <= L0AB_BYTES
     assert 2 * plan.kb * plan.tp * size <= L0AB_BYTES
     assert 2 * plan.tc * plan.tp * 4 <= L0C_BYTES
-    assert plan.kb % 16 == 0 and plan.tp % 16 == 0
+    assert plan.kb % (32 // size) == 0 and plan.tp % 16 == 0
     assert plan.wv % (32 // size) == 0 and plan.wv >= -(-g.wp // g.stride_w)
     if fused:
         per_elem = 8 + 2 * size + plan.scratch_units

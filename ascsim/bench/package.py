@@ -38,6 +38,7 @@ from ascsim.bench.rules import (
     workspace_bytes,
 )
 from ascsim.session import SESSION
+from ascsim.sim.l2_carry import carried_l2
 
 SUBMISSION_PACKAGE = "cann_bench"
 _MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -110,7 +111,7 @@ def watched_call(fn: Callable, inputs: tuple, kwargs: dict, dtype: torch.dtype,
     the wrapper watched; exceptions from the package propagate."""
     with SESSION.values(True), SESSION.collect() as run:
         watch = WrapperWatch()
-        with watch:
+        with watch, carried_l2():  # one timed call: L2 is flushed before it, not inside it
             out = fn(*inputs, **kwargs)
     violations = list(watch.violations)
     violations += output_violations(out, dtype, shape)

@@ -3,7 +3,8 @@
 Every entry is a host function ``run(**knobs) -> list[KernelReport]`` that launches the kernel(s)
 on the current SoC and checks the result against torch. Its keyword parameters are the knobs a
 point may set; :func:`check_knobs` refuses unknown or missing ones. Three entries run the
-project's examples (the pyasc samples on the Ascend910B4 the model was first calibrated on).
+project's examples (the pyasc samples on the Ascend910B4 the model was first calibrated on);
+``conv_act`` runs the project's PyPTO-Pro operator package (``examples/cann_bench_pto``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ascsim.calib import datacopy, matmul, vector
+from ascsim.calib import conv, datacopy, matmul, vector
 from ascsim.session import SESSION
 
 DTYPES = {"float16": torch.float16, "float32": torch.float32, "bfloat16": torch.bfloat16}
@@ -65,6 +66,12 @@ def _matmul_act(mnk, split, base, act: str, relay: str, act_tile: int = 8192,
                                  _pair(single), aivs)
 
 
+def _conv_act(x, filter, stride, pads, dilation, dtype: str, act: str = "tanh",
+              design: str = "semi"):
+    return conv.run_conv_act(tuple(x), tuple(filter), tuple(stride), tuple(pads),
+                             tuple(dilation), dtype, act, design)
+
+
 def _example(name: str):
     from ascsim.demo import load_example
 
@@ -108,6 +115,9 @@ KERNELS = {k.name: k for k in (
                       "asc-devkit matmul_high_performance (Matmul API tiling steps)"),
     CalibrationKernel("matmul_act", _matmul_act,
                       "asc-devkit matmul_gelu / cann-samples cv_datapath (MIX fusion)"),
+    CalibrationKernel("conv_act", _conv_act,
+                      "the seed article's Fused ConvTanh: K1 implicit-GEMM conv on the AICs, "
+                      "K2 activation on the AIVs (examples/cann_bench_pto, semi design)"),
     CalibrationKernel("swiglu", _swiglu, "pyasc 07_swiglu (examples/swiglu.py)"),
     CalibrationKernel("rmsnorm", _rmsnorm, "pyasc 08_rmsnorm (examples/rmsnorm.py)"),
     CalibrationKernel("linear", _linear, "pyasc 09_linear (examples/linear_cube.py)"),

@@ -12,13 +12,15 @@ from ascsim.session import SESSION
 
 @dataclass(frozen=True)
 class Measured:
-    """A point as simulated: total device µs (all its launches), pipe µs, cores, wall s."""
+    """A point as simulated: total device µs (all its launches), pipe µs, cores, wall s,
+    and the number of launches the total adds up."""
 
     point: Point
     total_us: float
     pipes_us: dict
     cores: int
     wall_s: float
+    launches: int = 1
 
     @property
     def error(self) -> float | None:
@@ -78,4 +80,5 @@ def measure(point: Point) -> Measured:
         for key, value in sim_pipes(report).items():
             pipes[key] = pipes.get(key, 0.0) + value
     return Measured(point, sum(r.device_time_us for r in reports), pipes,
-                    max(r.block_num for r in reports), time.perf_counter() - started)
+                    max(r.block_num for r in reports), time.perf_counter() - started,
+                    len(reports))

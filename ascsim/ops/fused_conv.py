@@ -36,6 +36,7 @@ from ascsim.ops.kernels.conv_vector import (
 )
 from ascsim.ops.result import OpInfo
 from ascsim.session import SESSION
+from ascsim.sim.l2_carry import carried_l2
 
 VARIANTS = ("semi", "fused", "unfused")
 _TORCH_NAMES = {torch.float16: "float16", torch.float32: "float32", torch.bfloat16: "bfloat16"}
@@ -153,7 +154,8 @@ def _plan(spec: ConvSpec, soc, knobs) -> ConvPlan:
 
 def _run_variant(call: _Call, variant: str, op: str, notes=(), remember: bool = True):
     y = torch.empty(call.spec.out_shape, dtype=call.dtype)
-    reports, ws_bytes, handoffs = call.run(variant, y)
+    with carried_l2():  # one operator call: K2 finds in L2 what K1 left there
+        reports, ws_bytes, handoffs = call.run(variant, y)
     info = OpInfo(op=op, variant=variant, soc=call.soc.name, reports=tuple(reports),
                   workspace_bytes=ws_bytes, cross_core_handoffs=handoffs, notes=notes)
     if remember:  # only times of the default plan feed ``auto``'s cache

@@ -280,6 +280,11 @@ def execute_fixpipe(core, rec: FixPipe):
         size = dst.dtype.itemsize
         starts = dst.offset + (i * rec.dst_nd_stride + r * rec.dst_stride).reshape(-1) * size
         gm = (dst.mem.id, starts, starts + n * size)
+    elif dst.mem.space == "GM" and dst_idx.size:  # NZ strips: the written element runs
+        size = dst.dtype.itemsize
+        first, count = _element_runs(dst_idx)
+        starts = dst.offset + first * size
+        gm = (dst.mem.id, starts, starts + count * size)
     regions = (src, dst)
     flag_key = (src.mem.key, src.offset)
     if rec.unit_flag is not None:
@@ -296,6 +301,16 @@ def execute_fixpipe(core, rec: FixPipe):
     if rec.unit_flag is not None:
         unit_flag.done(core, "FIX", flag_key, rec.unit_flag, instr.done, loc)
     return instr
+
+
+def _element_runs(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(first element, length) of the runs of consecutive elements ``index`` covers, so the
+    L2 model sees a FixPipe's NZ strips as the GM ranges they write."""
+    flat = np.unique(index.reshape(-1))
+    breaks = np.flatnonzero(np.diff(flat) != 1) + 1
+    first = flat[np.concatenate(([0], breaks))]
+    ends = np.concatenate((breaks, [flat.size]))
+    return first.astype(np.int64), (ends - np.concatenate(([0], breaks))).astype(np.int64)
 
 
 def _scales(core, quant, nd: int, m: int, n: int, loc) -> np.ndarray:

@@ -59,16 +59,21 @@ class HostArgument:
         """``value``: a torch CPU tensor, a numpy array, ``bytes`` or ``bytearray``; ``name``
         names the GM buffer in findings."""
         self.value = value
+        address = None
         if is_torch_tensor(value):
             raw, own = torch_bytes(value)
+            address = value.data_ptr()
         elif isinstance(value, np.ndarray):
             raw, own = numpy_bytes(value)
+            address = value.__array_interface__["data"][0]
         elif isinstance(value, (bytes, bytearray)):
             raw, own = np.frombuffer(bytes(value), dtype=np.uint8), False
         else:
             raise TypeError(f"argument {name!r} of type {type(value).__name__} is not host "
                             "memory (a torch CPU tensor, a numpy array, bytes or bytearray)")
         self.buffer: GmBuffer = memory.from_array(raw, name)
+        if address is not None and raw.size:
+            memory.host_keys[self.buffer.id] = (int(address), int(raw.size))
         # The host's own bytes when ``raw`` is a view of them: the copy back is then one plain
         # byte copy. (torch's copy_ splits a copy over its thread pool, which on a busy host
         # waits for descheduled threads: milliseconds for a few hundred kilobytes.)

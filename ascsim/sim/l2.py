@@ -25,8 +25,9 @@ tile at once pay one HBM fetch and one latency, not two. Every access is a handf
 operations on the line arrays, never a Python loop over lines.
 
 Simplifications (stated in docs/cost-model.md): the launch starts with a cold L2 (inputs are
-first-touch reads); the chip-level L2 bandwidth is not a limit (only the per-core L2 port rates,
-in the transfer cost).
+first-touch reads), except inside an operator call that carries L2 from launch to launch
+(``ascsim/sim/l2_carry.py``); the chip-level L2 bandwidth is not a limit (only the per-core L2
+port rates, in the transfer cost).
 """
 
 from __future__ import annotations
@@ -94,12 +95,15 @@ class L2Cache:
     #: Insertion stamp of a line never touched: always "long ago".
     NEVER = -(1 << 62)
 
-    def __init__(self, l2_bytes: int, buffer_bytes):
-        """``buffer_bytes(buffer_id) -> int`` gives the size of a GM buffer (lazily sized)."""
+    def __init__(self, l2_bytes: int, buffer_bytes, prior=None):
+        """``buffer_bytes(buffer_id) -> int`` gives the size of a GM buffer (lazily sized);
+        ``prior(buffer_id, n_lines) -> (stamps, dirty) | None`` what an earlier launch left in
+        L2 of that buffer's memory (``ascsim/sim/l2_carry.py``; None: the buffer starts cold)."""
         if l2_bytes <= 0:
             raise ValueError(f"L2 size must be positive, got {l2_bytes}")
         self.capacity_lines = l2_bytes // LINE_BYTES
         self._buffer_bytes = buffer_bytes
+        self._prior = prior
         self._ready: dict[int, np.ndarray] = {}
         self._stamp: dict[int, np.ndarray] = {}
         self._dirty: dict[int, np.ndarray] = {}
@@ -130,7 +134,23 @@ class L2Cache:
             lines = self._ready[buffer_id] = np.full(n, np.inf)
             self._stamp[buffer_id] = np.full(n, self.NEVER, dtype=np.int64)
             self._dirty[buffer_id] = np.zeros(n, dtype=bool)
+            carried = self._prior(buffer_id, n) if self._prior is not None else None
+            if carried is not None:  # left by an earlier launch: there from the start
+                stamps, dirty = carried
+                self._stamp[buffer_id][:] = stamps
+                self._dirty[buffer_id][:] = dirty
+                lines[stamps != self.NEVER] = 0.0
         return lines
+
+    def carry_out(self, buffer_id: int):
+        """(stamps relative to now, dirty) of the buffer's lines still in L2 (others
+        ``NEVER`` and clean), for the next launch; None if the launch never touched it."""
+        stamp = self._stamp.get(buffer_id)
+        if stamp is None:
+            return None
+        resident = (self.inserted - stamp) < self.capacity_lines
+        stamps = np.where(resident, stamp - self.inserted, self.NEVER)
+        return stamps, self._dirty[buffer_id] & resident
 
     def _select(self, buffer_id: int, starts: np.ndarray, ends: np.ndarray):
         """(line array, index of the touched lines) for byte ranges [starts, ends)."""

@@ -22,6 +22,7 @@ from types import MappingProxyType
 from ascsim.hw import SocSpec
 from ascsim.isa.errors import KernelError
 from ascsim.sim import execute as _execute  # noqa: F401 - fills Core.execute's dispatch table
+from ascsim.sim import l2_carry
 from ascsim.sim.checks import KernelChecks
 from ascsim.sim.core import PIPES, Core
 from ascsim.sim.findings import FindingLog
@@ -196,7 +197,15 @@ class Launch:
         """The launch's L2 model (made on the first GM transfer)."""
         if self.l2_cache is None:
             buffers = self.memory.buffers
-            self.l2_cache = L2Cache(self.soc.l2_bytes, lambda bid: buffers[bid].capacity)
+            carry = l2_carry.active()
+            prior = None
+            if carry is not None:
+                keys = self.memory.host_keys
+
+                def prior(bid, n_lines):
+                    return carry.prior(keys.get(bid), n_lines)
+            self.l2_cache = L2Cache(self.soc.l2_bytes, lambda bid: buffers[bid].capacity,
+                                    prior)
         return self.l2_cache
 
     def ssbuf(self, core, loc):
@@ -271,6 +280,9 @@ class Launch:
                 previous_end[core.physical] = core.end_time()
         for observer in self.observers:
             observer.on_launch_end(self)
+        carry = l2_carry.active()
+        if carry is not None and self.l2_cache is not None:
+            carry.after_launch(self.l2_cache, self.memory.host_keys)
         return self._report()
 
     def release(self) -> None:

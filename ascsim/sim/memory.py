@@ -130,6 +130,9 @@ class DeviceMemory:
     def __init__(self):
         self.buffers: list[GmBuffer] = []
         self._next_address = self.BASE_ADDRESS
+        # Buffer id -> (host address, bytes) of the host memory it holds (ascsim/sim/host.py):
+        # how consecutive launches recognise the same memory in L2 (ascsim/sim/l2_carry.py).
+        self.host_keys: dict[int, tuple[int, int]] = {}
 
     def alloc(self, nbytes: int, name: str, initial: np.ndarray | None = None) -> GmBuffer:
         """A fresh allocation (filled with the fill byte, or starting with ``initial`` bytes)."""

@@ -261,9 +261,13 @@ def dn2nz_copy(dst, src, params: Dn2NzParams, loc) -> None:
     shape, valid, src_idx, dst_idx = _dn2nz_indices(p, c0)
     full = np.full(shape, -1, dtype=np.int64)
     full[valid] = src_idx
-    # Each column of a DN matrix is one contiguous GM run: dn_num * d_value bursts.
+    # Each column of a DN matrix is one contiguous GM run: dn_num * d_value bursts, which
+    # the L2 model sees as rows of n_value elements.
+    runs = (np.arange(p.dn_num)[:, None] * p.src_dn_matrix_stride
+            + np.arange(p.d_value)[None, :] * p.src_d_value)
     _cube.indexed_copy("data_copy_dn2nz", dst, src, full, dst_idx.reshape(shape),
-                       int(dst_idx.size) * dst.dtype.sizeof(), p.dn_num * p.d_value, loc)
+                       int(dst_idx.size) * dst.dtype.sizeof(), p.dn_num * p.d_value, loc,
+                       gm_rows=(runs, p.n_value))
 
 
 _dc.EXTRA_FORMS[Dn2NzParams] = dn2nz_copy

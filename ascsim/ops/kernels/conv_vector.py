@@ -86,9 +86,9 @@ def epilogue_unit(bufs, src_gm, dst_gm, src_off, dst_off, npix, nch, hw,
     if bufs.src_dtype != asc.float32:
         asc.cast(work, x, asc.RoundMode.CAST_NONE, n)
         asc.pipe_barrier(asc.PipeID.PIPE_V)
-        _activate(work, work, act, alpha, n)
+        _activate(work, work, act, alpha, n, bufs.out_dtype != asc.float32)
     else:
-        _activate(work, x, act, alpha, n)
+        _activate(work, x, act, alpha, n, bufs.out_dtype != asc.float32)
     bufs.in_q.free_tensor(x)
     y = bufs.out_q.alloc_tensor(bufs.out_dtype)
     asc.pipe_barrier(asc.PipeID.PIPE_V)
@@ -298,7 +298,7 @@ def fused_ub_epilogue(y_gm, table_gm, p: asc.ConstExpr, act: asc.ConstExpr[str],
         if npix > 0:
             strips = (nt + 15) // 16
             n = strips * pp * 16
-            _activate(buf, buf, act, alpha, n)
+            _activate(buf, buf, act, alpha, n, narrow16)
             asc.pipe_barrier(asc.PipeID.PIPE_V)
             src = buf
             if narrow16:

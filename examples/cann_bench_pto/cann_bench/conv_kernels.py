@@ -94,6 +94,7 @@ def build_conv(plan: ConvPlan, act: str):
     PH, PW, KSTEP, HS, WV = plan.ph, plan.pw, plan.kstep_h, plan.hs, plan.wv
     PLANE, PLANES, ROWSTEP = plan.plane, plan.planes, plan.rowstep
     TC, TP, KB, TCH = plan.tc, plan.tp, plan.kb, plan.tch
+    KB_ROWS = plan.kb_rows  # L1 rows of a KB-row tile (an fp32 K step of 8: 16)
     CI_TILES, CINP, A_COLS, WIN = plan.ci_tiles, plan.cinp, plan.a_cols, plan.window
     TAPS, BIAS_COL = KH * KW, KH * KW * plan.cinp
     PIX, PIX_TILES, TILES = plan.pixels, plan.pix_tiles, plan.tiles
@@ -171,7 +172,7 @@ def build_conv(plan: ConvPlan, act: str):
                 addrs=a_bytes, mutex_ids=[2, 3])
             ones_l1 = pl.make_tile_group(
                 type=pl.TileType(shape=[KB, TP], dtype=dt, target_memory=pl.MemorySpace.Mat),
-                addrs=a_bytes + 2 * KB * WIN * SIZE, depth=1)
+                addrs=a_bytes + 2 * KB_ROWS * WIN * SIZE, depth=1)
             a_l0 = pl.make_tile_group(
                 type=pl.TileType(shape=[TC, KB], dtype=dt, target_memory=pl.MemorySpace.Left),
                 addrs=0x0, mutex_ids=[5, 6])

@@ -184,9 +184,15 @@ class ConvPlan:
     def _kb_for(self, tc: int) -> int:
         """K step (input channels) for tiles of ``tc`` channels: 64 fp16/bf16 channels (32
         when a tile has at most 64 output channels, so that it can be 512 pixels wide), 32 fp32
-        ones; fewer when Cin is small (whole 16-channel fractal rows)."""
+        ones; fewer when Cin is small (whole 32-byte fractal rows: 16 channels, 8 in fp32)."""
         pref = 32 if self.g.size == 4 or tc <= 64 else 64
-        return min(pref, round_up(self.g.cin, 16))
+        return min(pref, round_up(self.g.cin, 32 // self.g.size))
+
+    @property
+    def kb_rows(self) -> int:
+        """Rows an L1 tile of ``kb`` rows takes: NZ frames hold whole 16-row fractals, so an
+        fp32 K step of 8 channels takes 16 rows of L1."""
+        return round_up(self.kb, 16)
 
     def _tp_for(self, tc: int) -> int:
         """Virtual pixels per tile of ``tc`` channels: as many as L0B holds two K steps of
@@ -209,7 +215,8 @@ class ConvPlan:
         cinp = ceil_div(g.cin, kb) * kb
         a = tc * (g.kh * g.kw * cinp + kb) * g.size if resident else B_SLOTS * tc * kb * g.size
         window = tp + (self.group_taps - 1) * self.rowstep
-        return a + B_SLOTS * kb * window * g.size + kb * tp * g.size
+        rows = round_up(kb, 16)  # the B windows and the ones row: whole 16-row NZ fractals
+        return a + B_SLOTS * rows * window * g.size + rows * tp * g.size
 
     @property
     def _choice(self) -> tuple[int, bool]:
