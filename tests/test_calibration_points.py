@@ -256,3 +256,27 @@ def test_timing_only_flag_of_the_calibration_script(tmp_path, capsys):
     assert not SESSION.timing_only
     with pytest.raises(SystemExit):
         calibration.main(["--timing-only"])
+
+
+def test_report_from_saved_results(tmp_path, capsys):
+    path = tmp_path / "points.yaml"
+    path.write_text(yaml.safe_dump(SMALL_FILE))
+    calibration = _calibration()
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    assert calibration.main(["--points", str(path), "--match", "add-", "--save",
+                             str(first)]) == 0
+    assert calibration.main(["--points", str(path), "--match", "relu", "--save",
+                             str(second)]) == 0
+    simulated = capsys.readouterr().out
+    assert calibration.main(["--points", str(path), "--from-saved", str(first),
+                             str(second)]) == 0
+    out = capsys.readouterr().out
+    for pid in ("add-1", "add-2", "add-3", "relu"):  # id, SoC, cores, simulated, published
+        first_line = [re.search(rf"^{pid} .*$", text, flags=re.M).group(0).split()[:5]
+                      for text in (simulated, out)]
+        assert first_line[0] == first_line[1]
+    assert "series s: add steps" in out and "mm-norm" not in out
+    other = tmp_path / "other.yaml"
+    other.write_text(yaml.safe_dump({"points": [_point(id="elsewhere")]}))
+    assert calibration.main(["--points", str(other), "--from-saved", str(first)]) == 2
+    assert "point 'add-1' is not in" in capsys.readouterr().err
