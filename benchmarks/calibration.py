@@ -26,6 +26,13 @@ the fusion rankings:
     .venv/bin/python benchmarks/calibration.py --points ascsim/calib/points.yaml
     .venv/bin/python benchmarks/calibration.py --points FILE --quick        # quick: true points
     .venv/bin/python benchmarks/calibration.py --points FILE --soc Ascend950PR --match mmapi
+    .venv/bin/python benchmarks/calibration.py --points FILE --timing-only  # no values
+
+``--from-saved A.json B.json ...`` prints the same report from results saved by ``--save``
+(for example one run per family).
+``--timing-only`` simulates without computing values (the 8192³ matmul points spend most of
+their wall time in the products); the simulated times are the same, but the calibration kernels
+then cannot check their results.
 
 With ``--points`` and one ``--soc`` family, ``--fit`` re-derives that family's per-launch
 constants (kernel start-up scalar cycles, launch overhead) jointly over the file's small fit
@@ -288,9 +295,28 @@ def save_results(results, path: str) -> None:
                    for r in results], fh, indent=1)
 
 
+def load_saved(pointset, paths) -> list:
+    """The results saved by ``--save`` in ``paths`` (later files win for a point measured twice),
+    as :class:`~ascsim.calib.measure.Measured` of ``pointset``'s points, in file order."""
+    from ascsim.calib.measure import Measured
+
+    known = pointset.by_id()
+    by_id = {}
+    for path in paths:
+        with open(path) as fh:
+            rows = json.load(fh)
+        for row in rows:
+            if row["id"] not in known:
+                raise ValueError(f"{path}: point {row['id']!r} is not in {pointset.path}")
+            by_id[row["id"]] = Measured(known[row["id"]], row["sim_us"], row["sim_pipes_us"],
+                                        row["cores"], row["wall_s"])
+    return [by_id[p.id] for p in pointset.points if p.id in by_id]
+
+
 def evaluate_points(args, out) -> int:
-    """Simulate the selected points of a points file and print the comparison."""
-    from ascsim.calib.evaluate import HEADER, point_line, report, run_points, select
+    """Simulate the selected points of a points file (or read them from ``--from-saved``
+    files) and print the comparison."""
+    from ascsim.calib.evaluate import HEADER, point_line, run_points, select
     from ascsim.calib.points import PointsError, load_points
 
     try:
@@ -298,6 +324,13 @@ def evaluate_points(args, out) -> int:
     except PointsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.from_saved:
+        try:
+            results = load_saved(pointset, args.from_saved)
+        except (OSError, ValueError, KeyError) as exc:
+            print(f"error: saved results: {exc}", file=sys.stderr)
+            return 2
+        return _report(pointset, results, out)
     points = select(pointset.points, args.quick, args.soc, args.match)
     if not points:
         print("error: no point of the file matches the selection", file=sys.stderr)
@@ -311,7 +344,12 @@ def evaluate_points(args, out) -> int:
         if args.save:  # after every point: a long run keeps what it has measured
             save_results(done, args.save)
 
-    results = run_points(points, progress)
+    return _report(pointset, run_points(points, progress), out)
+
+
+def _report(pointset, results, out) -> int:
+    from ascsim.calib.evaluate import report
+
     numbers = report(pointset, results, out)
     total = [s for s in numbers["summaries"] if s.column == "total" and s.subset == "all"]
     if total:
@@ -376,14 +414,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save", metavar="JSON", help="with --points: write the results here")
     parser.add_argument("--loss", choices=("l2", "l1"), default="l2",
                         help="with --points --fit: squared (l2) or absolute (l1) relative errors")
+    parser.add_argument("--from-saved", nargs="+", metavar="JSON",
+                        help="with --points: report results saved by --save (several runs, "
+                             "e.g. one per family) instead of simulating")
+    parser.add_argument("--timing-only", action="store_true",
+                        help="with --points: compute no values (same simulated times, no "
+                             "result checks of the calibration kernels; much faster)")
     args = parser.parse_args(argv)
     out = sys.stdout
     if args.points and args.fit:
         return fit_points_file(args, out)
     if args.points:
-        return evaluate_points(args, out)
-    if args.soc or args.match or args.save:
-        parser.error("--soc, --match and --save need --points")
+        if not args.timing_only:
+            return evaluate_points(args, out)
+        print("TIMING ONLY: no values computed, the calibration kernels' results are not "
+              "checked (simulated times are the same)", file=out)
+        with SESSION.values(False):
+            return evaluate_points(args, out)
+    if args.soc or args.match or args.save or args.timing_only or args.from_saved:
+        parser.error("--soc, --match, --save, --timing-only and --from-saved need --points")
     if args.fit:
         fit(out)
         return 0

@@ -231,3 +231,52 @@ def test_step_check_verdicts():
     assert not StepCheck("a", "b", 2.0, 3.0).within
     assert not StepCheck("a", "b", 2.0, 0.9).ordered
     assert StepCheck("a", "b", 1.001, 1.02).ordered
+
+
+TIMING_ONLY_IDS = ("add-2", "relu", "softmax", "ub-unaligned", "l1", "mm-mdl", "mm-gelu-gm")
+
+
+def test_timing_only_points_keep_their_times():
+    points = {p.id: p for p in parse_points({"points": SMALL}).points}
+    for pid in TIMING_ONLY_IDS:
+        computed = measure(points[pid])
+        with SESSION.values(False):
+            skipped = measure(points[pid])
+        assert skipped.total_us == computed.total_us, pid
+        assert skipped.pipes_us == computed.pipes_us, pid
+
+
+def test_timing_only_flag_of_the_calibration_script(tmp_path, capsys):
+    path = tmp_path / "points.yaml"
+    path.write_text(yaml.safe_dump(SMALL_FILE))
+    calibration = _calibration()
+    assert calibration.main(["--points", str(path), "--match", "mm-norm", "--timing-only"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("TIMING ONLY") and "running 1 point(s)" in out
+    assert not SESSION.timing_only
+    with pytest.raises(SystemExit):
+        calibration.main(["--timing-only"])
+
+
+def test_report_from_saved_results(tmp_path, capsys):
+    path = tmp_path / "points.yaml"
+    path.write_text(yaml.safe_dump(SMALL_FILE))
+    calibration = _calibration()
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    assert calibration.main(["--points", str(path), "--match", "add-", "--save",
+                             str(first)]) == 0
+    assert calibration.main(["--points", str(path), "--match", "relu", "--save",
+                             str(second)]) == 0
+    simulated = capsys.readouterr().out
+    assert calibration.main(["--points", str(path), "--from-saved", str(first),
+                             str(second)]) == 0
+    out = capsys.readouterr().out
+    for pid in ("add-1", "add-2", "add-3", "relu"):  # id, SoC, cores, simulated, published
+        first_line = [re.search(rf"^{pid} .*$", text, flags=re.M).group(0).split()[:5]
+                      for text in (simulated, out)]
+        assert first_line[0] == first_line[1]
+    assert "series s: add steps" in out and "mm-norm" not in out
+    other = tmp_path / "other.yaml"
+    other.write_text(yaml.safe_dump({"points": [_point(id="elsewhere")]}))
+    assert calibration.main(["--points", str(other), "--from-saved", str(first)]) == 2
+    assert "point 'add-1' is not in" in capsys.readouterr().err

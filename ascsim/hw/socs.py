@@ -172,6 +172,17 @@ _A2A3_TIMING = TimingParams(
     #   arithmetic and per-step parameters): the former per-call value, which the RMSNorm and
     #   SwiGLU fit rows of calibration.md (library-bound) were checked against.
     scalar_cycles_per_library_step=20,
+    # - the Matmul high-level API's own bookkeeping, per K step of a base block and per GM->L1
+    #   slab load it issues: fitted jointly (exactly: three points, three constants) on the
+    #   Scalar columns of the 910B1 fit points of device-times.md §A3 (asc-devkit
+    #   matmul_high_performance): case 0 (NORM, one load of A and of B per K step: 449 cycles
+    #   per K step in all), case 5 (MDL, stepKa 8 / stepKb 4: 220 cycles per K step) and case 7
+    #   (case 5's walk with constant tiling: 0.64 of the bookkeeping is left), after the 4
+    #   cycles per issued instruction. The held-out cases 2, 6, 8 and the 950PR cases (same
+    #   API, same counts per K step: 459 / 247 / 172 cycles) agree within -2..-23 %.
+    matmul_k_step_scalar_cycles=156,
+    matmul_l1_load_scalar_cycles=136,
+    matmul_const_tiling_scalar_share=0.64,
     scalar_ld_st_cycles=30,  # [S14] scalar LD 6 / ST 4, plus the pipe sync a UB access needs
     mte2_startup_cycles=20,  # [S14] DMA UE latency 9, plus descriptor decode (guess)
     mte3_startup_cycles=20,  # as MTE2
@@ -202,6 +213,13 @@ _A2A3_TIMING = TimingParams(
     # rows (--fit: 16.9 cycles), close to pypto's vecDelay of 15 [S14].
     vector_step_cycles=17,
     burst_gap_cycles=1.0,  # guess: one cycle per extra burst descriptor of a strided copy
+    # ND2NZ GM->L1 moves a row in no less than 4 cycles: the 910B1 fit point device-times.md
+    # §A3 case 0 (one core, 64x64 slabs of 128 B rows, L2-resident operands) spends 514 MTE2
+    # cycles per 128 rows (4.0 per row); the held-out case 2 (24 cores, 128 B rows) 1532
+    # cycles per 384 rows (4.0 again), though each core's bytes alone would take 1.2 per row
+    # at the L2 port rate. Rows of 512 B and more (the MDL slabs, DataCopy GM->L1 s2) are
+    # bound by their bytes instead.
+    gm_to_l1_row_cycles=4.0,
     vector_ub_bank_conflict_factor=1.0,  # conflicts are left to an explicit UB-bank model
     # [S10, S17] GM requests go out in 128/256/512 B pieces, 512 B-aligned ones at full rate;
     # a burst that starts off a 32 B boundary costs one more 512 B request. Checked on the fit
@@ -236,6 +254,10 @@ _A5_TIMING = replace(
     #   cases possible: 2 x (0.70 + 0.49) = 2.4 µs < its 3.4 µs (case 5) and 3.8 µs (case 1),
     #   where the former 1.77 µs + 1.53 µs head (6.6 µs for two launches) could not.
     launch_overhead_us=0.70,
+    # Not the 910B's ND2NZ row floor: the 950PR's §A3 case 2 moves 128 B rows at 2.8 cycles
+    # each (3540.6 µs MTE2 for 512 rows per K step), which a 4-cycle floor would overshoot by
+    # half. Left without a floor until the 950 calibration sets one.
+    gm_to_l1_row_cycles=0.0,
 )
 
 # --- Per-core bandwidths (bytes/cycle) ----------------------------------------------------

@@ -301,6 +301,16 @@ class TimingParams:
             API (the PIPE_V barrier's drain and the next instruction's dispatch), on top of the
             previous instruction's latency.
         burst_gap_cycles: extra cycles per additional burst of a multi-burst transfer.
+        gm_to_l1_row_cycles: the least MTE2 time of one row (burst) of a GM->L1 transfer: the
+            ND2NZ conversion moves narrow rows no faster than this however few bytes they
+            hold (0: no floor).
+        matmul_k_step_scalar_cycles: the Matmul high-level API's own scalar work per K step of
+            a base block (its loop, the L0A/L0B load and Mmad parameters, the flag waits it
+            issues).
+        matmul_l1_load_scalar_cycles: the same per GM->L1 slab load it issues (ND2NZ
+            parameters, GM and L1 addresses, the L1 buffer rotation).
+        matmul_const_tiling_scalar_share: the share of that bookkeeping left when the tiling
+            is a compile-time constant (the tiling fields need not be loaded and checked).
     """
 
     scalar_cycles_per_call: int
@@ -324,6 +334,10 @@ class TimingParams:
     burst_gap_cycles: float = 1.0
     scalar_cycles_per_queue_op: int = 20
     scalar_cycles_per_library_step: int = 20
+    gm_to_l1_row_cycles: float = 0.0
+    matmul_k_step_scalar_cycles: int = 0
+    matmul_l1_load_scalar_cycles: int = 0
+    matmul_const_tiling_scalar_share: float = 1.0
 
     def __post_init__(self) -> None:
         owner = type(self).__name__
@@ -336,6 +350,8 @@ class TimingParams:
             "vector_ub_bank_conflict_factor must be >= 1",
         )
         _require(self.pipe_queue_depth >= 1, owner, "pipe_queue_depth must be >= 1")
+        _require(0 < self.matmul_const_tiling_scalar_share <= 1, owner,
+                 "matmul_const_tiling_scalar_share must be in (0, 1]")
 
 
 @dataclass(frozen=True, kw_only=True)

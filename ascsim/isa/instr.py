@@ -523,6 +523,24 @@ class ScalarOps(NamedTuple):
     loc: Location
 
 
+#: What the Matmul high-level API's bookkeeping records (:class:`MatmulBookkeeping`) count.
+MATMUL_EVENTS = ("k_step", "l1_load")
+
+
+class MatmulBookkeeping(NamedTuple):
+    """The Matmul high-level API's own scalar work for one ``event``: ``"k_step"`` (one K step
+    of a base block: its loop, the L0A/L0B load and Mmad parameters, the flag waits it issues)
+    or ``"l1_load"`` (one GM->L1 slab load: ND2NZ parameters, GM and L1 addresses, the L1
+    buffer rotation). ``const_tiling``: the tiling is a compile-time constant, so its fields
+    are not loaded and checked at run time. Cost: ``matmul_k_step_scalar_cycles`` or
+    ``matmul_l1_load_scalar_cycles`` on the scalar unit, times
+    ``matmul_const_tiling_scalar_share`` with a constant tiling."""
+
+    event: str
+    const_tiling: bool
+    loc: Location
+
+
 class Inspect(NamedTuple):
     """Read elements ``index`` of ``src`` for a debug print (a device-side dump of a buffer or
     a GM tensor); ``execute`` returns them as an array shaped like ``index`` (None in a
@@ -783,8 +801,8 @@ __all__ = [
     "CMPMASK_BYTES", "CROSS_CORE_SCOPES", "CmpMaskMove", "Copy", "CoreBarrier", "CrossCoreScope",
     "CrossCoreSet", "CrossCoreWait", "CubeProduct", "FixPipe", "GATE_ACTIONS", "GateAction",
     "GateOp", "GmFlagSet", "GmFlagWait", "Handoff", "ImageLoad", "IndexedCopy", "Inspect",
-    "Location", "Mmad", "Mutex", "PipeBarrier", "Request", "ScalarLoad", "ScalarOps",
-    "ScalarStore", "SetFlag", "SetVectorRegisters", "SparseIndexLoad", "Vector",
-    "VectorBlockGather", "VectorCompare", "VectorGather", "VectorReduce", "VectorScatter",
+    "Location", "MATMUL_EVENTS", "MatmulBookkeeping", "Mmad", "Mutex", "PipeBarrier", "Request",
+    "ScalarLoad", "ScalarOps", "ScalarStore", "SetFlag", "SetVectorRegisters", "SparseIndexLoad",
+    "Vector", "VectorBlockGather", "VectorCompare", "VectorGather", "VectorReduce", "VectorScatter",
     "VectorSelect", "VectorSequence", "WaitFlag", "WatchLocalMemory", "gate_op",
 ]

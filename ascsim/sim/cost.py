@@ -28,8 +28,13 @@
     HBM read latency when some line is read for the first time (:meth:`L2Cache.read`), asked at
     the instruction's true start; for a GM write it is the write-completion latency. Paths
     between local buffers have no latency beyond their startup.
+  - A GM->L1 transfer takes at least ``gm_to_l1_row_cycles`` per row (burst): the ND2NZ
+    conversion moves narrow rows no faster than that, whatever their bytes cost.
 * **cube** -- ``CubeCost.mmad_cycles``; FixPipe cannot outrun its L0C read port
   (``L0C->L1`` rate of the AIC).
+* **Matmul API bookkeeping** (:class:`~ascsim.isa.instr.MatmulBookkeeping`) -- scalar cycles
+  per K step and per GM->L1 slab load (``matmul_*_scalar_cycles``), a share of them with a
+  constant tiling.
 """
 
 from __future__ import annotations
@@ -41,11 +46,21 @@ import numpy as np
 
 from ascsim.hw import SocSpec
 from ascsim.hw.spec import BUFFER_NAMES, PATH_PIPE
+from ascsim.isa.instr import MATMUL_EVENTS
 from ascsim.isa.operands import REPEAT_BYTES, required_alignment
 
 #: The TimingParams field with each pipe's fixed start-up cycles per transfer instruction.
 STARTUP_FIELD = {"MTE1": "mte1_startup_cycles", "MTE2": "mte2_startup_cycles",
                  "MTE3": "mte3_startup_cycles", "FIX": "fixpipe_startup_cycles"}
+
+#: Paths whose rows (bursts) take at least a TimingParams field's cycles each: the ND2NZ
+#: conversion of GM->L1.
+ROW_FLOOR_FIELD = {"GM->L1": "gm_to_l1_row_cycles"}
+
+#: The TimingParams field with the scalar cycles of each Matmul API bookkeeping event.
+MATMUL_SCALAR_FIELD = {"k_step": "matmul_k_step_scalar_cycles",
+                       "l1_load": "matmul_l1_load_scalar_cycles"}
+assert set(MATMUL_SCALAR_FIELD) == set(MATMUL_EVENTS)
 
 #: A GM burst starting off this boundary pays ``gm_misaligned_extra_bytes`` [S17].
 MISALIGN_BYTES = 32
@@ -60,8 +75,9 @@ class PathCost:
     table once: the pipe, its start-up cycles, the per-core rate (capped by the L2 port when
     one side is GM) and the timing constants of GM transfers."""
 
-    __slots__ = ("path", "pipe", "startup", "rate", "burst_gap", "reads_gm", "touches_gm",
-                 "misaligned_extra", "l2_hit_latency", "read_latency", "write_latency")
+    __slots__ = ("path", "pipe", "startup", "rate", "burst_gap", "row_floor", "reads_gm",
+                 "touches_gm", "misaligned_extra", "l2_hit_latency", "read_latency",
+                 "write_latency")
 
     def __init__(self, soc: SocSpec, core_kind: str, path: str):
         timing = soc.timing
@@ -75,6 +91,8 @@ class PathCost:
         bw = soc.core_bw("aic" if core_kind == "AIC" else "aiv")
         self.rate = bw.for_path(path, l2_hit=True) if self.touches_gm else bw.for_path(path)
         self.burst_gap = timing.burst_gap_cycles
+        self.row_floor = getattr(timing, ROW_FLOOR_FIELD[path]) if path in ROW_FLOOR_FIELD \
+            else 0.0
         self.misaligned_extra = timing.gm_misaligned_extra_bytes
         self.l2_hit_latency = timing.l2_hit_latency_cycles
         self.read_latency = timing.gm_read_latency_cycles
@@ -103,6 +121,10 @@ class CostTable:
         # share of the chip, which hbm_rate applies by itself). A cube core is not capped:
         # the small 910B4 linear points stream their operands well above that rate.
         self._hbm_aiv_rate = soc.bw.gm_read
+        share = timing.matmul_const_tiling_scalar_share
+        self._matmul_scalar = {(event, const): getattr(timing, field) * (share if const else 1)
+                               for event, field in MATMUL_SCALAR_FIELD.items()
+                               for const in (False, True)}
 
     # ------------------------------------------------------------------ data paths
     def path(self, core_kind: str, path: str) -> PathCost | None:
@@ -136,11 +158,20 @@ class CostTable:
         A GM read streams the bytes L2 holds at the path's rate and the whole lines it brings
         from HBM at the core's share of HBM (:meth:`hbm_rate`). A burst whose GM start is not
         32-byte aligned costs ``gm_misaligned_extra_bytes`` more, at the transfer's own rate.
+        On a path with a row floor (GM->L1) the transfer takes at least that per burst.
         """
         bursts = max(1, bursts)
         fixed = cost.startup + (bursts - 1) * cost.burst_gap
         if not cost.touches_gm:
             return nbytes / cost.rate + fixed, 0.0
+        if cost.row_floor:
+            busy, latency = self._gm_transfer(core, cost, nbytes, bursts, fixed, gm, start)
+            return max(busy, bursts * cost.row_floor), latency
+        return self._gm_transfer(core, cost, nbytes, bursts, fixed, gm, start)
+
+    def _gm_transfer(self, core, cost: PathCost, nbytes: int, bursts: int, fixed: float, gm,
+                     start: float):
+        """:meth:`transfer` of a path that reads or writes GM, before any row floor."""
         slow = 1.0 + _misaligned_bursts(gm) * cost.misaligned_extra / max(1, nbytes)
         cache = core.launch.l2
         if cost.reads_gm:
@@ -219,6 +250,10 @@ class CostTable:
     # ------------------------------------------------------------------ cube unit
     def mmad(self, m: int, n: int, k: int, dtype_name: str) -> float:
         return self.soc.cube.mmad_cycles(m, n, k, dtype_name)
+
+    def matmul_scalar(self, event: str, const_tiling: bool) -> float | None:
+        """Scalar cycles of one Matmul API bookkeeping ``event`` (None: not an event)."""
+        return self._matmul_scalar.get((event, bool(const_tiling)))
 
 
 @lru_cache(maxsize=32)

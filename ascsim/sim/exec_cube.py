@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ascsim.isa.errors import KernelError
-from ascsim.isa.instr import CubeProduct, FixPipe, Mmad
+from ascsim.isa.instr import MATMUL_EVENTS, CubeProduct, FixPipe, MatmulBookkeeping, Mmad
 from ascsim.isa.operands import Region
 from ascsim.sim import exec_sparse, fractal, unit_flag
 from ascsim.sim.access import strided
@@ -392,4 +392,14 @@ def execute_cube_product(core, rec: CubeProduct):
     return start_cube_matmul(a, b, None if bias is None else bias.astype(np.float32))
 
 
-EXECUTORS = {Mmad: execute_mmad, FixPipe: execute_fixpipe, CubeProduct: execute_cube_product}
+def execute_matmul_bookkeeping(core, rec: MatmulBookkeeping) -> None:
+    """The Matmul API's own scalar work for one event, priced by the cost model."""
+    cycles = core.costs.matmul_scalar(rec.event, rec.const_tiling)
+    if cycles is None:
+        raise KernelError(f"Matmul bookkeeping event {rec.event!r}: expected one of "
+                          f"{MATMUL_EVENTS}", rec.loc)
+    core.scalar_work(cycles)
+
+
+EXECUTORS = {Mmad: execute_mmad, FixPipe: execute_fixpipe, CubeProduct: execute_cube_product,
+             MatmulBookkeeping: execute_matmul_bookkeeping}

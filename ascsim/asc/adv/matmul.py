@@ -21,6 +21,7 @@ whole K extent stays in L1 while the walk stays within it.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -41,6 +42,7 @@ from ascsim.isa import (
     FixPipe,
     Handoff,
     KernelError,
+    MatmulBookkeeping,
     Mmad,
     Region,
     Request,
@@ -252,6 +254,8 @@ class Matmul:
             raise KernelError(f"Matmul: A is {a.dtype.name} but B is {b.dtype.name}", loc)
         self.a_type, self.b_type, self.c_type, self.bias_type = a, b, c, bias
         self.config = matmul_config or CFG_NORM
+        # A compile-time tiling spares the scalar unit part of its bookkeeping.
+        self._const_tiling = has_static_shape(self.config)
         self.policy = matmul_policy
         self.tiling: _Tiling | None = None
         self.workspace = None
@@ -273,6 +277,9 @@ class Matmul:
         self._quant: tuple | None = None
         self._hf32: str | None = None  # set_hf32: the HF32 ties rule, None when off
         self._sparse: GlobalTensor | None = None  # set_sparse_index: B's index matrix
+        # When each L0C buffer is read out by its last FixPipe (oldest first): the next
+        # block's first Mmad overwrites the buffer the oldest of them read.
+        self._l0c_free: deque = deque(maxlen=1)
 
     # ------------------------------------------------------------------ set-up
     def init(self, tiling, pipe=None) -> None:
@@ -284,6 +291,10 @@ class Matmul:
             raise KernelError(str(exc), loc) from None
         self._check_fits(loc)
         self._single = None
+        t = self.tiling
+        two_fit = 2 * t.base_m * t.base_n * 4 <= current_core().soc.l0c_bytes
+        buffers = 2 if int(getattr(tiling, "db_l0c", 1)) == 2 and two_fit else 1
+        self._l0c_free = deque(maxlen=buffers)
 
     def _check_fits(self, loc) -> None:
         t, soc = self.tiling, current_core().soc
@@ -552,6 +563,7 @@ class Matmul:
         resident = self._resident[op]
         if resident is not None and resident[0] == key:
             return resident[1]
+        aic.execute(MatmulBookkeeping("l1_load", self._const_tiling, loc))
         rows = min(cover * base, extent - first * base)
         mtype = self.a_type if op == "a" else self.b_type
         nbytes = rows * k_len * mtype.dtype.sizeof()
@@ -608,7 +620,12 @@ class Matmul:
 
     def _charge_block(self, aic, client, mi: int, ni: int, arrival: float, loc) -> float:
         """Charge the AIC for computing block (mi, ni) into L0C, once ``client``'s request has
-        arrived at cycle ``arrival``; returns when the block is done."""
+        arrived at cycle ``arrival``; returns when FixPipe may start reading the block.
+
+        The first Mmad waits until FixPipe has read out the L0C buffer it overwrites. Without
+        UnitFlag FixPipe starts once the last Mmad is done; with it (``en_unit_flag``) Cube
+        and FixPipe hand the buffer over unit by unit, so FixPipe starts while the last Mmad
+        still runs, early enough to finish reading no sooner than the Mmad writes."""
         t = self.tiling
         shape = m, n, k = self._shape(loc)
         k_tiles = -(-k // t.base_k)
@@ -624,13 +641,17 @@ class Matmul:
                                     gm=()))
             bias_ready = aic.execute(Copy(None, None, bias, loc, "matmul_bias_table",
                                           path="L1->BT", after=load.done)).done
-        done = arrival
         # An operand whose slab holds the whole K extent is loaded (or found in L1) once per
         # block: _load would find the same slab resident at every later K step.
         sparse = self._sparse is not None
         a_streams = max(1, t.step_k_a) < k_tiles
         b_streams = max(1, t.step_k_b) < k_tiles
+        full = len(self._l0c_free) == self._l0c_free.maxlen
+        l0c_free = self._l0c_free[0] if full else 0.0
+        step = MatmulBookkeeping("k_step", self._const_tiling, loc)
+        mmad = None
         for kt in range(k_tiles):
+            aic.execute(step)
             depth = min(t.base_k, k - kt * t.base_k)
             if kt == 0 or a_streams:
                 a_ready = self._load(aic, "a", mi, kt, loc, shape, k_tiles)
@@ -645,18 +666,25 @@ class Matmul:
                 lb = aic.execute(Copy(None, None, Bursts.contiguous(-(-b_depth * cols // 4)),
                                       loc, "matmul_load_sparse_index", path="L1->L0B",
                                       after=lb.done))
-            done = aic.execute(Mmad(rows, cols, depth, dtype, loc, hf32=self._hf32,
+            mmad = aic.execute(Mmad(rows, cols, depth, dtype, loc, hf32=self._hf32,
                                     sparse=sparse,
-                                    after=max(la.done, lb.done, bias_ready))).done
-        return done
+                                    after=max(la.done, lb.done, bias_ready, l0c_free)))
+        if mmad is None:
+            return arrival
+        if not self.config.en_unit_flag:
+            return mmad.done
+        return max(mmad.start, mmad.done - aic.costs.l0c_read_cycles(rows * cols * 4))
 
     def _fix(self, aic, path: str, rows: int, cols: int, ready: float, loc, dst=None,
              stride: int = 0, values=None, atomic=None):
         """FixPipe a block of C out of L0C to ``dst`` (rows ``stride`` apart; None: a workspace
-        whose bytes the model does not hold), writing ``values`` there."""
-        return aic.execute(FixPipe(dst, rows, cols, loc, dst_stride=stride, values=values,
-                                   atomic=atomic, path=path, dtype=self.c_type.dtype.np_dtype,
-                                   after=ready))
+        whose bytes the model does not hold), writing ``values`` there. The L0C buffer is
+        free for the next block once it has been read out."""
+        fix = aic.execute(FixPipe(dst, rows, cols, loc, dst_stride=stride, values=values,
+                                  atomic=atomic, path=path, dtype=self.c_type.dtype.np_dtype,
+                                  after=ready))
+        self._l0c_free.append(fix.end)
+        return fix
 
     # ------------------------------------------------------------------ iterate
     def iterate(self, en_partial_sum: bool = False, sync: bool = True, local_c_matrix=None):
