@@ -159,8 +159,12 @@ class RaceCheck:
                     last_write = state[0]
                     if last_write is None or last_write[0] == key or \
                             get(last_write[0], 0) >= last_write[1]:
-                        amap.put(i, lo, hi, _with_read(state, key, epoch, vc) if state[1]
-                                 else (last_write, (epoch,)))
+                        new = _with_read(state, key, epoch, vc) if state[1] else \
+                            (last_write, (epoch,))
+                        if starts[i] == lo and i + 1 < len(starts) and starts[i + 1] == hi:
+                            amap.states[i] = new  # (the segment is the range: a tile again)
+                        else:
+                            amap.put(i, lo, hi, new)
                         continue
             self._access_range(amap, record, False, False, epoch, clocks, pipe, vc)
         for record in writes:
@@ -187,7 +191,11 @@ class RaceCheck:
                                 ordered = False
                                 break
                     if ordered:  # everything before is ordered before the write
-                        amap.put(i, lo, hi, ((key, count, instr, atomic), ()))
+                        new = ((key, count, instr, atomic), ())
+                        if starts[i] == lo and i + 1 < len(starts) and starts[i + 1] == hi:
+                            amap.states[i] = new
+                        else:
+                            amap.put(i, lo, hi, new)
                         continue
             self._access_range(amap, record, True, atomic, epoch, clocks, pipe, vc)
 
