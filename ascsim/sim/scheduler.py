@@ -1,27 +1,33 @@
 """Cooperative, deterministic execution of one kernel body per core.
 
 Kernels are ordinary Python executed eagerly, so a core that waits for another core (a cross-core
-flag, ``sync_all``) must be suspended mid-function: such a core keeps a thread parked inside its
-kernel code. Only the holder of the baton runs: cores take turns in a fixed order and hand the
-baton on when they finish or must wait. The interleaving, and so every result and every
-simulated cycle, is the same on every run. When a full round passes with every unfinished core
-waiting and nothing changing, the kernel is deadlocked and we say which core waits for what,
-and where.
+flag, ``sync_all``) must be suspended mid-function: each core that starts runs in its own greenlet
+(a coroutine with its own stack, switched in and out by a plain function call, so a hand-over
+costs about a microsecond and no operating-system thread is involved). Only one core runs at a
+time, all in the launching thread: cores take turns in a fixed order and hand over when they
+finish or must wait. The interleaving, and so every result and every simulated cycle, is the
+same on every run. When a full round passes with every unfinished core waiting and nothing
+changing, the kernel is deadlocked and we say which core waits for what, and where.
 """
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Callable
+
+import greenlet
 
 from ascsim.sim.errors import DeadlockError
 from ascsim.sim.source import format_location
 
+# Per thread, because launches in different threads (tuning trials, tests) each have their own
+# scheduler; the core is set again whenever one of its greenlets resumes.
 _state = threading.local()
 
 
 def current_core():
-    """The core whose kernel code is running in this thread."""
+    """The core whose kernel code is running now."""
     try:
         return _state.core
     except AttributeError:
@@ -30,85 +36,105 @@ def current_core():
         ) from None
 
 
+# What a core's greenlet tells the driver when it switches to it: start that core, or this
+# core has finished (its body returned or was unwound).
+_START = "start"
+_FINISHED = "finished"
+
+
 class _Abort(BaseException):  # noqa: N818 - control flow, not an error
     """Unwinds a parked core after another core failed; the driver reports that failure."""
 
 
 class _Slot:
-    __slots__ = ("core", "go", "waiting", "started", "done")
+    __slots__ = ("core", "greenlet", "waiting", "done")
 
     def __init__(self, core):
         self.core = core
-        self.go = threading.Event()
+        self.greenlet: greenlet.greenlet | None = None  # made when the core starts
         self.waiting: tuple[str, tuple] | None = None  # (what, location) while blocked
-        self.started = False
         self.done = False
+
+    @property
+    def started(self) -> bool:
+        return self.greenlet is not None
 
 
 class Scheduler:
     """Runs ``body(core)`` for every core, one core at a time.
 
-    Threads are made only when needed: the driver thread runs the cores one after the other
-    itself, and a new thread takes over only when a core must wait (its thread stays parked
-    inside the kernel code until the core is resumed). A kernel whose cores never wait runs
-    without any thread; the order in which cores run is the same either way.
+    The driver (the launching code) enters the first core; a core that must wait hands over to
+    the next unfinished core itself, and a core that finishes returns to the driver, which enters
+    the next unfinished core. Each core's greenlet runs in a copy of the launching code's
+    context variables, so context set around a launch holds inside every core.
     """
 
     def __init__(self, cores, body: Callable):
         self.slots = [_Slot(c) for c in cores]
         self.body = body
         self.progress = 0  # bumped whenever a core changes shared state (flags, finishing)
-        self._finished = threading.Event()
-        self._failure: BaseException | None = None
+        self._driver: greenlet.greenlet | None = None
+        self._context: contextvars.Context | None = None  # the launching code's, at run()
 
     # ---------------------------------------------------------------- driver side
     def run(self) -> None:
         for i, slot in enumerate(self.slots):
             slot.core.scheduler_slot = i
+        self._driver = greenlet.getcurrent()
+        self._context = contextvars.copy_context()
+        _state.scheduler = self
         try:
-            if self.slots and not self._work(0):
-                self._finished.wait()
+            message = self._start(0) if self.slots else None
+            while message is not None:
+                kind, index = message
+                if kind is _START:
+                    message = self._start(index)
+                    continue
+                index = self._next_slot(index)
+                if index is None:
+                    break
+                slot = self.slots[index]
+                message = slot.greenlet.switch() if slot.started else self._start(index)
+        except BaseException:
+            self._unwind_parked()
+            raise
         finally:
             for name in ("core", "scheduler"):
                 if hasattr(_state, name):
                     delattr(_state, name)
-        if self._failure is not None:
-            raise self._failure
 
-    def _work(self, index: int) -> bool:
-        """Run core ``index`` in this thread, then every following core that has not started;
-        returns True when all cores are done, False when this thread handed the baton on."""
-        while True:
-            slot = self.slots[index]
-            slot.started = True
-            _state.core = slot.core
-            _state.scheduler = self
-            try:
-                self.body(slot.core)
-            except _Abort:
-                return False
-            except BaseException as exc:  # noqa: BLE001 - handed to the driver thread
-                if self._failure is None:
-                    self._failure = exc
-                for other in self.slots:
-                    other.go.set()  # parked cores (maybe the driver's) unwind with _Abort
-                self._finished.set()
-                return False
-            slot.done = True
-            slot.core.finished = True
-            self.progress += 1
-            nxt = self._next_slot(index)
-            if nxt is None:
-                self._finished.set()
-                return True
-            if not self.slots[nxt].started:
-                index = nxt
-                continue
-            self.slots[nxt].go.set()
-            return False
+    def _start(self, index: int):
+        """Start core ``index``'s greenlet (from the driver only: a greenlet started inside
+        another one would add to that one's recursion depth, and a chain of 84 cores each
+        starting the next would exceed Python's limit)."""
+        slot = self.slots[index]
+        g = slot.greenlet = greenlet.greenlet(self._core_main, parent=self._driver)
+        g.gr_context = self._context.copy()
+        return g.switch(index)
 
-    def _thread_main(self, index: int) -> None:
-        self._work(index)
+    def _core_main(self, index: int) -> tuple[str, int]:
+        """A core's greenlet: run its body; the return value goes to the driver."""
+        slot = self.slots[index]
+        _state.core = slot.core
+        try:
+            self.body(slot.core)
+        except _Abort:
+            return _FINISHED, index
+        slot.done = True
+        slot.core.finished = True
+        self.progress += 1
+        return _FINISHED, index
+
+    def _unwind_parked(self) -> None:
+        """After a failure, unwind every core still parked inside its kernel code (its
+        ``finally`` blocks run), so none is left suspended."""
+        for slot in self.slots:
+            g = slot.greenlet
+            if g is not None and not g.dead:
+                try:
+                    g.throw(_Abort)
+                except BaseException:  # noqa: BLE001, S110 - the first failure is the one reported
+                    pass
 
     def _next_slot(self, index: int) -> int | None:
         """The slot after ``index`` (cyclically, ``index`` itself last) that is not done."""
@@ -119,24 +145,20 @@ class Scheduler:
                 return nxt
         return None
 
-    def _hand_over(self, index: int) -> None:
-        """Core ``index`` must wait: let the next unfinished core run (in a new thread if it
-        has not started yet, since this thread stays parked inside core ``index``)."""
-        nxt = self._next_slot(index)
-        if nxt is None:
-            self._finished.set()
-            return
-        self._resume(nxt)
-
-    def _resume(self, index: int) -> None:
-        """Give the baton to core ``index``: wake its parked thread, or start one for it."""
+    def _enter(self, index: int) -> None:
+        """From a core: switch to core ``index``, resuming it where it is parked, or asking the
+        driver to start it. Returns when another core switches back to the caller."""
         slot = self.slots[index]
         if slot.started:
-            slot.go.set()
-            return
-        slot.started = True
-        threading.Thread(target=self._thread_main, args=(index,), daemon=True,
-                         name=f"ascsim-core{slot.core.core_id}").start()
+            slot.greenlet.switch()
+        else:
+            self._driver.switch((_START, index))
+
+    def _park(self, slot: _Slot, index: int) -> None:
+        """Core ``slot`` gives the turn to core ``index`` and waits until it is its turn again."""
+        if index != slot.core.scheduler_slot:
+            self._enter(index)
+            _state.core = slot.core
 
     # ---------------------------------------------------------------- core side
     def wait_until(self, ready: Callable[[], bool], what: str, loc) -> None:
@@ -151,11 +173,7 @@ class Scheduler:
         while not ready():
             if len(self.slots) == 1 or idle_rounds > 1:
                 self._deadlock()
-            self._hand_over(index)
-            slot.go.wait()
-            slot.go.clear()
-            if self._failure is not None:
-                raise _Abort
+            self._park(slot, self._next_slot(index))
             if self.progress == seen_progress:
                 idle_rounds += 1
             else:
@@ -167,7 +185,7 @@ class Scheduler:
         """Let cores that are behind the caller in simulated time run first.
 
         Cores that share a resource (two AIVs sending requests to one AIC) must reach it in
-        simulated-time order, not in the order the baton happens to visit them. A core calls
+        simulated-time order, not in the order the turns happen to visit them. A core calls
         this before using such a resource: while another unfinished, non-waiting core has an
         earlier ``clock(core)``, that core runs. The earliest core never yields, so this ends;
         choices depend only on simulated times and slot order, so it stays deterministic.
@@ -179,19 +197,16 @@ class Scheduler:
         while True:
             mine = clock(me)
             target = None
-            for other in self.slots:
+            target_clock = None
+            for i, other in enumerate(self.slots):
                 if other is slot or other.done or other.waiting is not None:
                     continue
-                if clock(other.core) < mine and (target is None
-                                                 or clock(other.core) < clock(target.core)):
-                    target = other
+                when = clock(other.core)
+                if when < mine and (target_clock is None or when < target_clock):
+                    target, target_clock = i, when
             if target is None:
                 return
-            self._resume(self.slots.index(target))
-            slot.go.wait()
-            slot.go.clear()
-            if self._failure is not None:
-                raise _Abort
+            self._park(slot, target)
 
     def notify(self) -> None:
         """Record that shared state changed, so waiting cores look again."""
@@ -225,5 +240,5 @@ def current_scheduler() -> Scheduler:
 
 
 def in_kernel() -> bool:
-    """Whether kernel code is running in this thread."""
+    """Whether kernel code is running now (in this thread)."""
     return hasattr(_state, "core")
