@@ -41,9 +41,6 @@ from ascsim.sim.access import ByteRows
 #: L2 line size in bytes: pypto's L2 model uses 512 B lines [S14]; GM requests are split into
 #: 128/256/512 B pieces and 512 B is the best-aligned size [S10, S17].
 LINE_BYTES = 512
-#: A contiguous run of at most this many lines (a tile) is read and updated as Python lists:
-#: for a few lines, the numpy calls of the general path cost several times the arithmetic.
-FEW_LINES = 16
 
 
 def _line_union(first: np.ndarray, last: np.ndarray, n_lines: int):
@@ -205,9 +202,6 @@ class L2Cache:
 
     def _read_lines(self, buffer_id: int, lines, idx, nbytes: float, t: float,
                     hit_latency: float, miss_latency: float) -> tuple[float, float, float]:
-        if type(idx) is slice and idx.step is None and 0 < idx.stop - idx.start <= FEW_LINES:
-            return self._read_few(buffer_id, lines, idx.start, idx.stop, nbytes, t,
-                                  hit_latency, miss_latency)
         ready = lines[idx]
         if ready.size == 0:
             return float(hit_latency), 1.0, 0.0
@@ -263,9 +257,6 @@ class L2Cache:
         if buffer_id in self._bypass:
             self.spill_bytes += nbytes  # written through to HBM, not kept
             return
-        if type(idx) is slice and idx.step is None and 0 < idx.stop - idx.start <= FEW_LINES:
-            self._write_few(buffer_id, lines, idx.start, idx.stop, nbytes, t)
-            return
         ready = lines[idx]
         _, resident = self._resident(buffer_id, idx)
         new = ready.size - int(np.count_nonzero(resident))
@@ -277,65 +268,6 @@ class L2Cache:
         self._stamp[buffer_id][idx] = self.inserted
         self._dirty[buffer_id][idx] = True
         self.inserted += new
-
-    # The two methods below are _read_lines and _write_lines for the lines [a, b), at most
-    # FEW_LINES of them, spelled out on Python lists (same arithmetic, same results).
-    def _read_few(self, buffer_id: int, lines, a: int, b: int, nbytes: float, t: float,
-                  hit_latency: float, miss_latency: float) -> tuple[float, float, float]:
-        stamps = self._stamp[buffer_id]
-        inserted, capacity = self.inserted, self.capacity_lines
-        resident = [inserted - s < capacity for s in stamps[a:b].tolist()]
-        n = b - a
-        misses = n - sum(resident)
-        hit_fraction = 1.0 - misses / n
-        self.hit_bytes += nbytes * hit_fraction
-        if not misses:
-            stamps[a:b] = inserted  # LRU: touched now
-            # (See _read_lines: wait for the last fill, at most the HBM latency.)
-            wait = max(lines[a:b].tolist()) - t
-            if wait > miss_latency:
-                ready = lines[a:b]
-                np.minimum(ready, t + miss_latency, out=ready)
-                wait = float(miss_latency)
-            return float(max(hit_latency, wait)), 1.0, 0.0
-        if buffer_id in self._bypass:
-            hbm = nbytes * (1.0 - hit_fraction)
-            self.miss_bytes += hbm
-            return float(miss_latency), hit_fraction, hbm
-        dirty = self._dirty[buffer_id]
-        was_dirty = dirty[a:b].tolist()
-        gone = sum(1 for d, r in zip(was_dirty, resident) if d and not r)
-        if gone:  # (_evict_dirty)
-            self.spill_bytes += gone * LINE_BYTES
-            dirty[a:b] = [d and r for d, r in zip(was_dirty, resident)]
-        hbm = float(misses * LINE_BYTES)
-        self.miss_bytes += hbm
-        fill = t + miss_latency
-        if misses == n:
-            lines[a:b] = fill
-        else:
-            lines[a:b] = [r if kept else fill
-                          for r, kept in zip(lines[a:b].tolist(), resident)]
-        stamps[a:b] = inserted
-        self.inserted = inserted + misses
-        return float(miss_latency), hit_fraction, hbm
-
-    def _write_few(self, buffer_id: int, lines, a: int, b: int, nbytes: float,
-                   t: float) -> None:
-        stamps, dirty = self._stamp[buffer_id], self._dirty[buffer_id]
-        inserted, capacity = self.inserted, self.capacity_lines
-        resident = [inserted - s < capacity for s in stamps[a:b].tolist()]
-        new = (b - a) - sum(resident)
-        if new:  # (_evict_dirty; the lines are all marked dirty again below)
-            gone = sum(1 for d, r in zip(dirty[a:b].tolist(), resident) if d and not r)
-            if gone:
-                self.spill_bytes += gone * LINE_BYTES
-        self.write_bytes += nbytes
-        lines[a:b] = [(r if r < t else t) if kept else t
-                      for r, kept in zip(lines[a:b].tolist(), resident)]
-        stamps[a:b] = inserted
-        dirty[a:b] = True
-        self.inserted = inserted + new
 
     def unknown_read(self, nbytes: float) -> None:
         """A read whose GM addresses the caller did not give: counted as HBM traffic."""
