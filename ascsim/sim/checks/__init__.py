@@ -14,12 +14,11 @@ The catalogue with example messages is docs/checks.md.
 from __future__ import annotations
 
 from ascsim.sim.checks.alignment import AlignmentCheck
-from ascsim.sim.checks.clocks import PIPE_INDEX, CoreClocks, S, join
+from ascsim.sim.checks.clocks import PIPE_INDEX, CoreClocks
 from ascsim.sim.checks.crosscore import CrossCoreSync
 from ascsim.sim.checks.leases import LeaseCheck
 from ascsim.sim.checks.queues import QueueCheck
 from ascsim.sim.checks.races import RaceCheck
-from ascsim.sim.checks.slots import SlotIndex
 from ascsim.sim.checks.uninit import UninitCheck
 
 V = PIPE_INDEX["V"]
@@ -32,9 +31,8 @@ class KernelChecks:
         self.launch = launch
         self.clocks: dict[int, CoreClocks] = {}
         self.races = RaceCheck(launch, self.clocks_of, self.describe_space)
-        self.slots = SlotIndex(launch)  # per-gate state the queue and written-bytes checks share
-        self.queues = QueueCheck(launch, self.clocks_of, self.slots)
-        self.uninit = UninitCheck(launch, self.describe_space, self.slots)
+        self.queues = QueueCheck(launch, self.clocks_of)
+        self.uninit = UninitCheck(launch, self.describe_space)
         self.alignment = AlignmentCheck(launch)
         self.leases = LeaseCheck(launch, self.describe_space)
         self.cross = CrossCoreSync(self.clocks_of)
@@ -69,12 +67,9 @@ class KernelChecks:
     # called directly with the core's clocks, in one frame each.
     def on_gate(self, core, gate, action: str, loc) -> None:
         clocks = self.clocks.get(core.core_id) or self.clocks_of(core.core_id)
-        slots = self.slots
-        slot = slots.slots.get(gate) or slots.slot_of(gate)  # one lookup for every sub-check
-        if slot is not None:
-            self.queues.on_gate_op(clocks, slot, action)
+        self.queues.on_gate_op(clocks, gate, action)
         if action == "acquire_write":  # a new allocation: fresh bytes, a new generation
-            self.uninit.on_acquire(gate, slot)
+            self.uninit.on_acquire(gate)
             self.leases.on_acquire(gate, loc)
         elif action == "release_read":  # given back
             self.leases.on_release(gate, loc)
@@ -87,19 +82,11 @@ class KernelChecks:
             return
         pipe = PIPE_INDEX[instr.pipe]
         clocks = self.clocks.get(core.core_id) or self.clocks_of(core.core_id)
-        # (CoreClocks.tick, inline: it runs per instruction.)
-        vc = clocks.vc[pipe]
-        if pipe == S:
-            clocks.s_version += 1
-        elif clocks.seen[pipe] != clocks.s_version:
-            join(vc, clocks.vc[S])
-            clocks.seen[pipe] = clocks.s_version
-        key = clocks.base + pipe
-        count = vc[key] = vc.get(key, 0) + 1
+        count = clocks.tick(pipe)
         self.queues.check_instr(clocks, reads, writes, pipe)
         # (The pipe's clock is current after the tick, and only the race check's scalar
         # auto-sync joins anything into it before the next instruction.)
-        self.races.check_instr(instr, clocks, pipe, count, vc)
+        self.races.check_instr(instr, clocks, pipe, count, clocks.vc[pipe])
         self.uninit.on_instr(core, instr)
         if pipe == V:
             self.alignment.on_instr(core, instr)

@@ -9,25 +9,18 @@ same problem is never reported twice.
 
 from __future__ import annotations
 
-#: Records the cache of aligned records (``AlignmentCheck.aligned``) holds at most.
-ALIGNED_CACHE_LIMIT = 4096
-
 
 class AlignmentCheck:
     def __init__(self, launch):
         self.launch = launch
         self.rules = dict(launch.soc.alignment)  # a plain dict: looked up per operand
-        # Access records found aligned: a kernel's loop issues the same ones again and again.
-        self.aligned: set = set()
 
     def on_instr(self, core, instr) -> None:
         if instr.pipe != "V":
             return
-        rules, aligned = self.rules, self.aligned
+        rules = self.rules
         for accesses in (instr.reads, instr.writes):
             for record in accesses:
-                if record in aligned:
-                    continue
                 space, lo, hi = record[0], record[1], record[2]
                 if space[0] == "GM" or hi <= lo:
                     continue
@@ -39,5 +32,3 @@ class AlignmentCheck:
                         f"{align}-byte aligned", instr.loc,
                         hint=f"start {space[1]} operands on a {align}-byte boundary (offset "
                         "views by whole blocks)", core=core.core_id, buffer=space[1], start=lo)
-                elif len(aligned) < ALIGNED_CACHE_LIMIT:
-                    aligned.add(record)

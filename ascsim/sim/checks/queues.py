@@ -11,33 +11,82 @@ the gate.
 
 from __future__ import annotations
 
-from ascsim.sim.checks.clocks import S, join
+from bisect import bisect_right
+
+from ascsim.sim.access import overlaps
+from ascsim.sim.checks.clocks import PIPE_INDEX, S, join
+
+
+class SlotSync:
+    """Happens-before state of one gate."""
+
+    __slots__ = ("gate", "clock", "version", "seen", "touched", "producer", "consumer")
+
+    def __init__(self, gate):
+        self.gate = gate
+        self.clock: dict = {}
+        self.version = 0
+        # Per pipe index, the gate version that pipe last joined (-1: none). ``seen`` is per
+        # pipe, not per core: only the slot's own core uses the pipes of its position (the one
+        # foreign writer, a 950 AIC's FixPipe into UB, is on FIX, which no UB gate uses).
+        self.seen = [-1] * len(PIPE_INDEX)
+        self.touched: set[int] = set()
+        self.producer = PIPE_INDEX[gate.producer]
+        self.consumer = PIPE_INDEX[gate.consumer]
+
 
 #: Gate action -> (a wait rather than a publish?, on the producer's side?).
 GATE_ACTIONS = {"acquire_write": (True, True), "release_write": (False, True),
                 "acquire_read": (True, False), "release_read": (False, False)}
 
+#: Entries the per-record cache of gates (``QueueCheck.hits``) holds before it starts over.
+HIT_CACHE_LIMIT = 4096
+
 
 class QueueCheck:
     """Turns gate operations into clock edges; reports buffers still held at the end.
 
-    A gate's happens-before state lives in its :class:`~.slots.Slot`. A wait joins the gate's
-    clock into the waiting pipe once per gate version: joining the same clock again changes
-    nothing (clocks only grow), and every publish bumps the version.
+    A wait joins the gate's clock into the waiting pipe once per gate version: joining the
+    same clock again changes nothing (clocks only grow), and every publish bumps the version.
     """
 
-    def __init__(self, launch, clocks_of, slots):
+    def __init__(self, launch, clocks_of):
         self.launch = launch
         self.clocks_of = clocks_of
-        self.slots = slots  # the launch's SlotIndex (shared with the written-bytes check)
+        self.syncs: dict = {}  # gate -> its SlotSync
+        self.index: dict = {}  # space key -> (sorted gate addresses, [(end, SlotSync)])
+        self.registered = 0  # how many of launch.gates are in the index
+        # access record -> the SlotSyncs whose bytes it touches: a kernel's loop touches the
+        # same few tiles with the same records, so the index is searched once per record.
+        self.hits: dict = {}
 
-    def on_gate_op(self, clocks, sync, action: str) -> None:
-        """A gate operation of the core whose clocks are ``clocks`` on the gate whose
-        :class:`~.slots.Slot` is ``sync``. A wait (``acquire_write`` by the producer,
-        ``acquire_read`` by the consumer) joins the gate's clock into the waiting pipe; a
-        publish (``release_write``, ``release_read``) joins the clocks of the pipes that touched
-        the gate's bytes since the last publish (by default the producer's or the consumer's)
-        into the gate's clock and bumps its version."""
+    def _register_new(self) -> None:
+        gates = self.launch.gates
+        for gate in gates[self.registered:]:
+            sync = self.syncs[gate] = SlotSync(gate)
+            addrs, entries = self.index.setdefault(gate.key, ([], []))
+            k = bisect_right(addrs, gate.lo)
+            addrs.insert(k, gate.lo)
+            entries.insert(k, (gate.hi, sync))
+        self.registered = len(gates)
+        self.hits.clear()  # a record may touch the new gates too
+
+    def _sync_of(self, gate) -> SlotSync | None:
+        sync = self.syncs.get(gate)
+        if sync is None:
+            self._register_new()
+            sync = self.syncs.get(gate)
+        return sync
+
+    def on_gate_op(self, clocks, gate, action: str) -> None:
+        """A gate operation of the core whose clocks are ``clocks``. A wait (``acquire_write``
+        by the producer, ``acquire_read`` by the consumer) joins the gate's clock into the
+        waiting pipe; a publish (``release_write``, ``release_read``) joins the clocks of the
+        pipes that touched the gate's bytes since the last publish (by default the producer's
+        or the consumer's) into the gate's clock and bumps its version."""
+        sync = self.syncs.get(gate) or self._sync_of(gate)
+        if sync is None:
+            return
         waits, producer = GATE_ACTIONS[action]
         pipe = sync.producer if producer else sync.consumer
         if waits:
@@ -64,10 +113,19 @@ class QueueCheck:
 
     def check_instr(self, clocks, reads, writes, pipe: int) -> None:
         """Instructions touching a queue slot wait for its gate (and mark the slot touched)."""
-        hits, touching = self.slots.hits, self.slots.touching
+        index, hits = self.index, self.hits
         for accesses in (reads, writes):
             for record in accesses:
-                for sync in (hits.get(record) or touching(record))[0]:
+                found = index.get(record[0])
+                if found is None:
+                    continue  # no gate in that space (GM, scratch-only memories)
+                syncs = hits.get(record)
+                if syncs is None:
+                    syncs = _touching(found, record)
+                    if len(hits) >= HIT_CACHE_LIMIT:
+                        hits.clear()
+                    hits[record] = syncs
+                for sync in syncs:
                     sync.touched.add(pipe)
                     if sync.seen[pipe] != sync.version:
                         sync.seen[pipe] = sync.version
@@ -91,3 +149,18 @@ class QueueCheck:
             gate.taken_at or ("<unknown>", 0), hint=launch.hint("gate-held"),
             core=gate.core_id, buffer=gate.space, start=gate.lo, stop=gate.hi)
 
+
+def _touching(found, record) -> tuple:
+    """The SlotSyncs of the gates (``found``: the space's index entry) whose bytes ``record``
+    touches, in address order."""
+    lo, hi = record[1], record[2]
+    addrs, entries = found
+    n = len(addrs)
+    k = max(bisect_right(addrs, lo) - 1, 0)
+    out = []
+    while k < n and addrs[k] < hi:
+        end, sync = entries[k]
+        if end > lo and (len(record) == 3 or overlaps(record, addrs[k], end)):
+            out.append(sync)
+        k += 1
+    return tuple(out)

@@ -159,12 +159,8 @@ class RaceCheck:
                     last_write = state[0]
                     if last_write is None or last_write[0] == key or \
                             get(last_write[0], 0) >= last_write[1]:
-                        new = _with_read(state, key, epoch, vc) if state[1] else \
-                            (last_write, (epoch,))
-                        if starts[i] == lo and i + 1 < len(starts) and starts[i + 1] == hi:
-                            amap.states[i] = new  # (the segment is the range: a tile again)
-                        else:
-                            amap.put(i, lo, hi, new)
+                        amap.put(i, lo, hi, _with_read(state, key, epoch, vc) if state[1]
+                                 else (last_write, (epoch,)))
                         continue
             self._access_range(amap, record, False, False, epoch, clocks, pipe, vc)
         for record in writes:
@@ -191,11 +187,7 @@ class RaceCheck:
                                 ordered = False
                                 break
                     if ordered:  # everything before is ordered before the write
-                        new = ((key, count, instr, atomic), ())
-                        if starts[i] == lo and i + 1 < len(starts) and starts[i + 1] == hi:
-                            amap.states[i] = new
-                        else:
-                            amap.put(i, lo, hi, new)
+                        amap.put(i, lo, hi, ((key, count, instr, atomic), ()))
                         continue
             self._access_range(amap, record, True, atomic, epoch, clocks, pipe, vc)
 

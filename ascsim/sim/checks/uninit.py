@@ -11,12 +11,10 @@ tile) but not since is a ``stale-read`` -- it sees the previous tile's data. Buf
 gate (scratch space, statically placed tensors) keep their contents by design.
 
 A state byte holds two bits: ``WRITTEN`` (written since its buffer was last taken, or ever for
-ungated bytes) and ``STALE`` (written before its buffer was last taken; it matters only while
-``WRITTEN`` is clear). The states live in a ``bytearray``, so the common operations on a plain
-byte range are single C calls with no numpy dispatch: a taking rewrites the range through a
-256-entry ``translate`` table, a write fills it, and a read looks for a state without
-``WRITTEN`` with ``find``. Takings are kept per gate and applied lazily (see
-:class:`UninitCheck`). A strided record (rows every ``pitch``
+ungated bytes) and ``STALE`` (written before its buffer was last taken). The states live in a
+``bytearray``, so the common operations on a plain byte range are single C calls with no numpy
+dispatch: a taking or a write rewrites the range through a 256-entry ``translate`` table, and a
+read looks for a state without ``WRITTEN`` with ``find``. A strided record (rows every ``pitch``
 bytes) goes through a numpy view of the same bytes, so the gaps between its rows are neither
 read nor marked written.
 
@@ -45,71 +43,33 @@ FRESH, ONLY_WRITTEN, ONLY_STALE, STALE_WRITTEN = (bytes((s,)) for s in range(4))
 
 
 class UninitCheck:
-    """Tracks the written bytes of every local buffer of the launch.
+    """Tracks the written bytes of every local buffer of the launch."""
 
-    Taking a gated buffer is kept per slot (:class:`~.slots.Slot`): it only counts the taking
-    and marks it ``pending``; the byte states go through TAKE before the next access to the
-    slot's bytes, or not at all when that access is a plain write covering the whole slot
-    (which leaves every byte written, whatever it held). A record found all written (by a read)
-    or marked (by a write) is remembered with the takings of the slots it touches then: until
-    one of those slots is taken again, it is all written, so the loop's next access to the
-    same tile is one dict lookup.
-    """
-
-    def __init__(self, launch, describe_space, slots):
+    def __init__(self, launch, describe_space):
         self.launch = launch
         self.describe_space = describe_space
-        self.slots = slots  # the launch's SlotIndex (shared with the queue check)
         self.masks: dict = {}  # space -> bytearray of state bytes (WRITTEN | STALE)
         self.arrays: dict = {}  # space -> numpy view of its bytearray (for strided records)
-        self.pending: dict = {}  # space -> slots taken whose taking is not applied yet
-        # Record -> the takings of the slots it touches when it was last found or made all
-        # written (see the class docstring).
-        self.written: dict = {}
-        # Whole-block write records already marked -> the space's version then. Their rows
-        # are widened past the record, so any taking in the space (which bumps the version)
-        # makes them stale.
+        # Records whose bytes are all written (found so by a read, or marked by a write) ->
+        # the space's version then. A space's version grows each time a buffer in it is taken
+        # again (on_acquire), which makes its cached records stale; so a kernel reading and
+        # writing the same tiles every iteration has each tile checked and marked once per
+        # allocation, not every time.
         self.version: dict = {}
-        self.padded_done: dict = {}
+        self.written: dict = {}
+        self.padded_done: dict = {}  # whole-block write records already marked -> version
 
-    def on_acquire(self, gate, slot) -> None:
-        """A producer takes a gated buffer (``acquire_write``; ``slot``: its
-        :class:`~.slots.Slot`, None for a gate the launch does not list): its bytes are
-        unwritten for this allocation (applied lazily, see the class docstring)."""
+    def on_acquire(self, gate) -> None:
+        """A producer takes a gated buffer (``acquire_write``): its bytes are unwritten for
+        this allocation."""
         space = gate.key
+        mask = self.masks.get(space)
+        if mask is None:
+            return  # nothing written there yet
+        lo, hi = gate.lo, min(gate.hi, len(mask))
+        if hi > lo:
+            _take(mask, lo, hi)
         self.version[space] = self.version.get(space, 0) + 1
-        if slot is None:  # a gate the launch does not list: taken at once
-            mask = self.masks.get(space)
-            if mask is not None and min(gate.hi, len(mask)) > gate.lo:
-                _take(mask, gate.lo, min(gate.hi, len(mask)))
-            self.written.clear()  # (no slot's takings stand for this one)
-            return
-        slot.takes += 1
-        slot.lo, slot.hi = gate.lo, gate.hi
-        if not slot.pending:
-            slot.pending = True
-            self.pending.setdefault(space, []).append(slot)
-
-    def _apply_pending(self, space, mask, lo: int, hi: int, cover: bool) -> None:
-        """Apply the pending takings of the slots of ``space`` that overlap ``[lo, hi)``;
-        ``cover``: the access writes every byte of ``[lo, hi)``, so the slots it covers need
-        no taking."""
-        pending = self.pending[space]
-        kept = []
-        size = len(mask)
-        for slot in pending:
-            a, b = slot.lo, min(slot.hi, size)
-            if b <= lo or a >= hi:
-                if a < b:
-                    kept.append(slot)
-                    continue
-            elif not (cover and lo <= a and b <= hi) and b > a:
-                _take(mask, a, b)
-            slot.pending = False
-        if kept:
-            self.pending[space] = kept
-        else:
-            del self.pending[space]
 
     def _mask(self, core, space):
         mask = self.masks.get(space)
@@ -124,85 +84,55 @@ class UninitCheck:
         return mask
 
     def on_instr(self, core, instr) -> None:
-        masks, written, pending = self.masks, self.written, self.pending
-        hits, touching = self.slots.hits, self.slots.touching
+        masks, written, version = self.masks, self.written, self.version
         for record in instr.reads:
             space, lo, hi = record[0], record[1], record[2]
             if space[0] == "GM" or hi <= lo:
                 continue
-            slots = (hits.get(record) or touching(record))[1]
-            stamp = slots[0].takes if len(slots) == 1 else tuple(s.takes for s in slots)
-            if written.get(record, -1) == stamp:
+            now = version.get(space, 0)
+            if written.get(record) == now:
                 continue
             mask = masks.get(space)
             if mask is None:
                 mask = self._mask(core, space)
                 if mask is None:
                     continue
-            if space in pending:
-                self._apply_pending(space, mask, lo, hi, False)
             if len(record) == 3:  # (_all_written of a plain range, inline)
                 complete = mask.find(FRESH, lo, hi) < 0 and mask.find(ONLY_STALE, lo, hi) < 0
             else:
                 complete = _all_written(mask, self.arrays[space], record, lo, hi)
             if complete:
-                written[record] = stamp
+                written[record] = now
             else:
                 self._report(core, instr, space, lo, hi, record)
         if not instr.writes:
             return
-        if getattr(instr.record, "whole_blocks", False):
-            self._padded_writes(core, instr)
-            return
+        padded = getattr(instr.record, "whole_blocks", False)
+        done_cache = self.padded_done if padded else written
         for record in instr.writes:
             space, lo, hi = record[0], record[1], record[2]
             if space[0] == "GM" or hi <= lo:
                 continue
-            slots = (hits.get(record) or touching(record))[1]
-            stamp = slots[0].takes if len(slots) == 1 else tuple(s.takes for s in slots)
-            if written.get(record, -1) == stamp:
+            now = version.get(space, 0)
+            if done_cache.get(record) == now:
                 continue
             mask = masks.get(space)
             if mask is None:
                 mask = self._mask(core, space)
                 if mask is None:
                     continue
-            plain = len(record) == 3
-            if space in pending:
-                self._apply_pending(space, mask, lo, hi, plain)
-            if plain:  # (_mark of a plain range, inline)
+            if padded:
+                for done in _padded(record):
+                    _mark(mask, self.arrays[space], done, done[1], done[2])
+                self.padded_done[record] = now
+            elif len(record) == 3:  # (_mark of a plain range, inline)
                 if hi > len(mask):
                     hi = len(mask)
                 if hi > lo:
                     _mark_written(mask, lo, hi)
             else:
                 _mark(mask, self.arrays[space], record, lo, hi)
-            written[record] = stamp
-
-    def _padded_writes(self, core, instr) -> None:
-        """The writes of a copy marked ``whole_blocks``: each marks the 32-byte blocks its
-        rows land in."""
-        version = self.version
-        for record in instr.writes:
-            space, lo, hi = record[0], record[1], record[2]
-            if space[0] == "GM" or hi <= lo:
-                continue
-            now = version.get(space, 0)
-            if self.padded_done.get(record) == now:
-                continue
-            mask = self.masks.get(space)
-            if mask is None:
-                mask = self._mask(core, space)
-                if mask is None:
-                    continue
-            for done in _padded(record):
-                if space in self.pending:
-                    self._apply_pending(space, mask, done[1], done[2], False)
-                _mark(mask, self.arrays[space], done, done[1], done[2])
-            self.padded_done[record] = now
-            slots = self.slots.touching(record)[1]
-            self.written[record] = slots[0].takes if len(slots) == 1 else \
-                tuple(s.takes for s in slots)
+            written[record] = now
 
     def _report(self, core, instr, space, lo, hi, record) -> None:
         window = _window(self.arrays[space], record, lo, hi)
@@ -268,10 +198,14 @@ def _take(mask: bytearray, lo: int, hi: int) -> None:
 
 
 def _mark_written(mask: bytearray, lo: int, hi: int) -> None:
-    """Mark ``mask[lo:hi]`` written, as one fill: whether a written byte was also written
-    before its buffer was taken (its STALE bit) matters to nothing (a taking and a read only
-    ask a byte whether it is written), so every written byte may hold WRITTEN alone."""
-    mask[lo:hi] = ONLY_WRITTEN * (hi - lo)
+    """``mask[lo:hi]`` through MARK_WRITTEN. A write mostly lands on a buffer that is all
+    stale (taken again) or all fresh, so those cases are tested first and done as a fill."""
+    if mask.find(FRESH, lo, hi) < 0 and mask.find(ONLY_WRITTEN, lo, hi) < 0:
+        mask[lo:hi] = STALE_WRITTEN * (hi - lo)
+    elif mask.find(ONLY_STALE, lo, hi) < 0 and mask.find(STALE_WRITTEN, lo, hi) < 0:
+        mask[lo:hi] = ONLY_WRITTEN * (hi - lo)
+    else:
+        mask[lo:hi] = mask[lo:hi].translate(MARK_WRITTEN)
 
 
 def _window(array: np.ndarray, record, lo: int, hi: int) -> np.ndarray:
