@@ -108,3 +108,8 @@ def test_conv_seed_gap_prints_each_kernel_next_to_the_seed_time(capsys):
     floor = re.search(r"^\s+5 total .* model floor\s+([\d.]+) > seed$", out, flags=re.M)
     assert floor and float(floor.group(1)) > 3.4
     assert "the seed's time is below the model's floor on 1" in out
+
+
+def test_handover_cost_quick(capsys):
+    assert _load("handover_cost").main(["--quick"]) == 0
+    assert "one hand-over between two simulated cores" in capsys.readouterr().out
