@@ -28,6 +28,7 @@ from ascsim.ops.kernels.activation import TILE, activation_kernel, launch_plan
 from ascsim.ops.kernels.matmul import matmul_bias_kernel, matmul_leaky_relu_kernel
 from ascsim.ops.result import OpInfo
 from ascsim.session import SESSION
+from ascsim.sim.l2_carry import carried_l2
 
 VARIANTS = ("unfused", "semi", "fused", "auto")
 INPUT_DTYPES = {torch.float16: host.DataType.DT_FLOAT16, torch.bfloat16: host.DataType.DT_BF16}
@@ -114,9 +115,10 @@ def _run_unfused(a, b, bias, alpha, m, n, k, knobs=None):
     workspace = torch.zeros(WORKSPACE_BYTES, dtype=torch.uint8)
     pre = torch.empty((m, n), dtype=torch.float32)
     c = torch.empty((m, n), dtype=torch.float32)
-    r1 = matmul_bias_kernel[_blocks(tiling)](a, b, bias, pre, tiling, workspace)
     cores, chunk = launch_plan(m * n, SESSION.soc.aiv_count)
-    r2 = activation_kernel[cores](pre, c, m * n, chunk, float(alpha), "leaky_relu", TILE)
+    with carried_l2():  # one operator call: the activation finds in L2 what the matmul left
+        r1 = matmul_bias_kernel[_blocks(tiling)](a, b, bias, pre, tiling, workspace)
+        r2 = activation_kernel[cores](pre, c, m * n, chunk, float(alpha), "leaky_relu", TILE)
     return c, (r1, r2), m * n * 4
 
 

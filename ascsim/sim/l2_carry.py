@@ -9,8 +9,8 @@ launches left in L2, for the GM buffers that hold the same host memory (same add
 size), aged by the lines inserted since (the same least-recently-used approximation as within
 a launch); dirty lines stay dirty, so their write-back is charged when they are evicted.
 
-Operators wrap one call in it (``ascsim.ops.fused_conv``, the ``--package`` path of
-``ascsim bench``); outside it every launch is cold, as before.
+Operators wrap one call in it (``ascsim.ops``' conv and matmul operators, the ``--package``
+path of ``ascsim bench``); outside it every launch is cold, as before.
 """
 
 from __future__ import annotations
