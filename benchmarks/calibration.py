@@ -355,6 +355,12 @@ def _report(pointset, results, out) -> int:
     if total:
         print(f"\n{len(total[0].errors)} published points: |error| of the total median "
               f"{total[0].median:.0%}, worst {total[0].worst:.0%}", file=out)
+    reference = [s for s in numbers["summaries"]
+                 if s.column == "total" and s.subset == "reference"]
+    if reference:
+        print(f"{len(reference[0].errors)} reference points (our kernels for a published "
+              f"design, apart): |error| median {reference[0].median:.0%}, worst "
+              f"{reference[0].worst:.0%}", file=out)
     return 0
 
 

@@ -44,13 +44,14 @@ def test_solve_refuses_bad_input():
         fit.solve([1.0], [0.0], [1.0], "l2")
 
 
-def _p(pid, soc="Ascend950PR_9589", us=5.0, holdout=False, pipes=None):
-    return Point(pid, "add", soc, {}, us, "test", holdout, pipes or {})
+def _p(pid, soc="Ascend950PR_9589", us=5.0, holdout=False, pipes=None, reference=False):
+    return Point(pid, "add", soc, {}, us, "test", holdout, pipes or {}, reference=reference)
 
 
 def test_fit_points_keeps_small_fit_points_of_the_family():
     points = [_p("a"), _p("b", holdout=True), _p("c", us=None), _p("d", us=500.0),
-              _p("e", soc="Ascend910B1"), _p("f", soc="Ascend950PR_9579", us=3.0)]
+              _p("e", soc="Ascend910B1"), _p("f", soc="Ascend950PR_9579", us=3.0),
+              _p("g", reference=True)]
     assert [p.id for p in fit.fit_points(points, "Ascend950")] == ["a", "f"]
 
 

@@ -155,6 +155,7 @@ def test_quick_and_soc_selection(tmp_path, capsys):
     ({"pipes_us": {"warp": 1.0}}, "point 'p1': field 'pipes_us.warp': unknown pipe"),
     ({"pipes_us": {"mte2": 0}}, "point 'p1': field 'pipes_us.mte2' must be a positive"),
     ({"holdout": "yes"}, "point 'p1': field 'holdout' must be true or false"),
+    ({"reference": 1}, "point 'p1': field 'reference' must be true or false"),
     ({"colour": "red"}, "point 'p1': unknown field(s) ['colour']"),
     ({"source": ""}, "point 'p1': field 'source' must be a non-empty string"),
 ])
@@ -280,3 +281,27 @@ def test_report_from_saved_results(tmp_path, capsys):
     other.write_text(yaml.safe_dump({"points": [_point(id="elsewhere")]}))
     assert calibration.main(["--points", str(other), "--from-saved", str(first)]) == 2
     assert "point 'add-1' is not in" in capsys.readouterr().err
+
+
+def test_reference_points_are_summarised_apart_from_the_model_points():
+    """A reference point (our kernels for a published design) stays out of fit / hold-out /
+    all and gets a summary of its own."""
+    from types import SimpleNamespace
+
+    from ascsim.calib.points import Point
+
+    def measured(pid, error, holdout=False, reference=False):
+        point = Point(pid, "add", "Ascend910B1", {}, 10.0, "test", holdout,
+                      reference=reference)
+        return SimpleNamespace(point=point, error=error, pipe_error=lambda pipe: 0.0)
+
+    results = [measured("fit", 0.1), measured("held", -0.2, holdout=True),
+               measured("ref", 3.0, reference=True)]
+    by_subset = {s.subset: s for s in summaries(results) if s.column == "total"}
+    assert by_subset["fit"].errors == (0.1,)
+    assert by_subset["hold-out"].errors == (-0.2,)
+    assert by_subset["all"].errors == (0.1, -0.2)
+    assert by_subset["reference"].errors == (3.0,)
+    shipped = load_points(DEFAULT_POINTS)
+    assert sorted(p.id for p in shipped.points if p.reference) == sorted(
+        f"seed-convtanh-950-case{c}" for c in (1, 5, 7, 14, 18, 22))

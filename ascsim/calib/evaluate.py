@@ -51,7 +51,7 @@ def point_line(r: Measured) -> str:
     p = r.point
     pub = "kept" if p.published_us is None else f"{p.published_us:.2f}"
     err = "" if r.error is None else _pct(r.error)
-    kind = "hold-out" if p.holdout else "fit"
+    kind = "reference" if p.reference else "hold-out" if p.holdout else "fit"
     if p.published_us is None:
         kind = "trend"
     return (f"{p.id:<36} {p.soc:<17}{r.cores:>5}{r.total_us:>13.2f}{pub:>13}{err:>8}  "
@@ -96,11 +96,16 @@ class Summary:
 
 
 def summaries(results: list[Measured]) -> list[Summary]:
-    """Total and per-pipe summaries over the fit, hold-out and all published points."""
+    """Total and per-pipe summaries over the fit, hold-out and all published points, and apart
+    from them over the reference points (see :mod:`ascsim.calib.points`)."""
     published = [r for r in results if r.point.published_us is not None]
+    model = [r for r in published if not r.point.reference]
+    subsets = (("fit", [r for r in model if not r.point.holdout]),
+               ("hold-out", [r for r in model if r.point.holdout]),
+               ("all", model),
+               ("reference", [r for r in published if r.point.reference]))
     out = []
-    for subset, keep in (("fit", False), ("hold-out", True), ("all", None)):
-        chosen = [r for r in published if keep is None or r.point.holdout == keep]
+    for subset, chosen in subsets:
         if chosen:
             out.append(Summary("total", subset, tuple(r.error for r in chosen)))
         for pipe in PIPES:

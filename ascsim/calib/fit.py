@@ -13,7 +13,7 @@ launch), so two runs per point give the slope and the best value follows in clos
 The fit points are the ``holdout: false`` points of the family with a published time of at
 most :data:`SMALL_US` (a 1 µs change of a per-launch constant is below 1 % of anything
 larger, so the larger points carry no information about it and are not re-run). Held-out
-points never enter a fit.
+points and reference points never enter a fit.
 
 Two losses: ``l2`` minimises the sum of squared relative errors; ``l1`` the sum of absolute
 relative errors (a weighted median), which a few points that differ for reasons other than
@@ -88,7 +88,8 @@ class LaunchFit:
 def fit_points(points: list[Point], family: str) -> list[Point]:
     """The points a fit for ``family`` uses (see the module docstring)."""
     return [p for p in points if p.soc.lower().startswith(family.lower()) and not p.holdout
-            and p.published_us is not None and p.published_us <= SMALL_US]
+            and not p.reference and p.published_us is not None
+            and p.published_us <= SMALL_US]
 
 
 def fit_launch(points: list[Point], family: str, clock_mhz: float,

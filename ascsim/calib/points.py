@@ -14,6 +14,11 @@ A points file (YAML) has three lists; ``points`` is required, the others optiona
 - ``source`` (str): where the number comes from (section and case in device-times.md).
 - ``holdout`` (bool): true = held-out point, reported apart from the fit points.
 - ``quick`` (bool, optional): part of the ``--quick`` selection.
+- ``reference`` (bool, optional): the published time is of an operator whose own kernels are
+  not the ones run here, only our re-expression of its published design (the seed article's
+  Fused ConvTanh, run through our PyPTO-Pro package). Its error measures our kernels against
+  theirs as much as the model, so it is reported in a summary of its own and left out of the
+  fit and of the fit / hold-out / all summaries, whatever its ``holdout``.
 - ``note`` (str, optional): anything the reader should know (e.g. a scaled shape).
 
 ``series``: ordered optimisation steps, checked for order and per-step speed-up. Fields:
@@ -53,7 +58,7 @@ PIPES = {
 }
 
 _POINT_FIELDS = {"id", "kernel", "soc", "knobs", "published_us", "pipes_us", "source",
-                 "holdout", "quick", "note"}
+                 "holdout", "quick", "note", "reference"}
 _REQUIRED = ("id", "kernel", "soc", "knobs", "published_us", "source", "holdout")
 
 
@@ -75,6 +80,7 @@ class Point:
     pipes_us: dict = field(default_factory=dict)
     quick: bool = False
     note: str = ""
+    reference: bool = False
 
 
 @dataclass(frozen=True)
@@ -155,13 +161,13 @@ def _point(raw, index: int, where: str) -> Point:
         _fail(at, "field 'pipes_us' given for a point without 'published_us'")
     if not isinstance(raw["source"], str) or not raw["source"].strip():
         _fail(at, "field 'source' must be a non-empty string")
-    for key in ("holdout", "quick"):
+    for key in ("holdout", "quick", "reference"):
         if key in raw and not isinstance(raw[key], bool):
             _fail(at, f"field '{key}' must be true or false, got {raw[key]!r}")
     return Point(raw["id"], raw["kernel"], str(raw["soc"]), dict(raw["knobs"]),
                  None if us is None else float(us), raw["source"], raw["holdout"],
                  {k: float(v) for k, v in pipes.items()}, raw.get("quick", False),
-                 str(raw.get("note", "")))
+                 str(raw.get("note", "")), raw.get("reference", False))
 
 
 def _ids(value, at: str, known: dict[str, Point], field_name: str) -> tuple[str, ...]:
