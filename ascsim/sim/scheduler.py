@@ -12,6 +12,7 @@ changing, the kernel is deadlocked and we say which core waits for what, and whe
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import threading
 from collections.abc import Callable
@@ -131,10 +132,9 @@ class Scheduler:
         for slot in self.slots:
             g = slot.greenlet
             if g is not None and not g.dead:
-                try:
+                # A second failure while unwinding is dropped: the first is the one reported.
+                with contextlib.suppress(BaseException):
                     g.throw(_Abort)
-                except BaseException:  # noqa: BLE001, S110 - the first failure is the one reported
-                    pass
 
     def _next_slot(self, index: int) -> int | None:
         """The slot after ``index`` (cyclically, ``index`` itself last) that is not done."""
