@@ -15,6 +15,7 @@ from ascsim.calib import datacopy, matmul
 from ascsim.hw import DEFAULT_SOC, TimingParams, get_soc
 from ascsim.session import SESSION
 from ascsim.sim.cost import cost_table
+from ascsim.sim.observer import Observer
 
 SOC = "Ascend910B1"
 
@@ -111,7 +112,7 @@ def test_the_950_has_no_row_floor():
     assert get_soc("Ascend950PR_9589").timing.gm_to_l1_row_cycles == 0
 
 
-class _CubeTimeline:
+class _CubeTimeline(Observer):
     """An observer keeping the Mmad and FixPipe instructions of a launch, in issue order."""
 
     seen: list = []
@@ -122,11 +123,6 @@ class _CubeTimeline:
     def on_instr(self, core, instr):
         if instr.pipe in ("M", "FIX"):
             _CubeTimeline.seen.append(instr)
-
-    def _ignore(self, *args):
-        pass
-
-    on_set_flag = on_wait_flag = on_barrier = on_gate = on_wave_start = on_launch_end = _ignore
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ from ascsim.sim.errors import CheckError
 from ascsim.sim.host import HostArgument, is_memory
 from ascsim.sim.launch import Launch, LaunchConfig, LaunchOptions
 from ascsim.sim.memory import DeviceMemory
+from ascsim.sim.observer import Observer
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -43,7 +44,7 @@ def _settings():
     SESSION.request_soc(DEFAULT_SOC)
 
 
-class _Recorder:
+class _Recorder(Observer):
     """An observer that records what it saw, and whether the launch had started when it was
     built."""
 
@@ -57,14 +58,6 @@ class _Recorder:
 
     def on_instr(self, core, instr):
         self.instrs += 1
-
-    def on_set_flag(self, *args):
-        pass
-
-    on_wait_flag = on_barrier = on_set_flag
-
-    def on_wave_start(self, launch, cores):
-        pass
 
     def on_launch_end(self, launch):
         self.ended = True

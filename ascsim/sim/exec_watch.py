@@ -4,6 +4,7 @@ reports every access of a watching core to a watched UB range with an armed kind
 from __future__ import annotations
 
 from ascsim.isa.instr import WatchLocalMemory
+from ascsim.sim.observer import Observer
 
 #: Pipe -> the access class the check distinguishes.
 PIPE_CLASS = {"S": "scalar", "V": "vector", "MTE1": "mte", "MTE2": "mte", "MTE3": "mte",
@@ -30,31 +31,12 @@ def _touches(record, lo: int, hi: int) -> bool:
     return False
 
 
-class LocalMemoryWatch:
+class LocalMemoryWatch(Observer):
     """The armed watch registers per core: ``{core id: {register: (lo, hi, kinds, loc)}}``."""
 
     def __init__(self, launch):
         self.launch = launch
         self.armed: dict[int, dict[int, tuple]] = {}
-
-    # The other observer hooks: nothing to watch there.
-    def on_barrier(self, core, pipe, loc) -> None:
-        pass
-
-    def on_gate(self, core, gate, action, loc) -> None:
-        pass
-
-    def on_set_flag(self, core, src, dst, event_id, loc) -> None:
-        pass
-
-    def on_wait_flag(self, core, src, dst, event_id, loc, set_loc=None) -> None:
-        pass
-
-    def on_wave_start(self, launch, cores) -> None:
-        pass
-
-    def on_launch_end(self, launch) -> None:
-        pass
 
     def on_instr(self, core, instr) -> None:
         registers = self.armed.get(core.core_id)

@@ -114,8 +114,9 @@ class LaunchOptions:
     * ``checks``: run the dynamic kernel checks (:class:`ascsim.sim.checks.KernelChecks`) as the
       launch's first observer.
     * ``strict``: the first finding raises :class:`ascsim.sim.errors.CheckError`.
-    * ``observers``: more observer factories, ``factory(launch)`` returning an observer or None;
-      called in order while the launch is built, so every observer sees the whole launch.
+    * ``observers``: more observer factories, ``factory(launch)`` returning an observer (the
+      hooks: :class:`ascsim.sim.observer.Observer`) or None; called in order while the launch
+      is built, so every observer sees the whole launch.
     * ``keep``: the launch is kept after it ends (a trace reads its instructions). The launcher
       then leaves its GM buffers alone instead of handing their bytes back to the pool.
     * ``hints``: the front-end's wording of the advice that goes with the machine's findings,
