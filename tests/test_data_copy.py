@@ -294,3 +294,17 @@ def test_same_kernel_twice_gives_identical_outputs_and_times():
     assert rep1.device_time_us == rep2.device_time_us > 0
     assert [c.time_us for c in rep1.cores] == [c.time_us for c in rep2.cores]
     assert [c.pipe_busy_us for c in rep1.cores] == [c.pipe_busy_us for c in rep2.cores]
+
+
+# ------------------------------------------------------------------------ bad operands
+@asc.jit
+def _copy_from_bare_address(x: asc.GlobalAddress, y: asc.GlobalAddress):
+    t = asc.LocalTensor(asc.float32, asc.TPosition.VECCALC, 0, 64)
+    asc.data_copy(t, x, 64)  # mark: bare-address
+
+
+def test_a_bare_gm_address_is_named_at_the_copy():
+    x = np.zeros(64, dtype=F32)
+    with pytest.raises(KernelError, match=rf"test_data_copy\.py:{_line_of('mark: bare-address')}"
+                       r": data_copy copies between tensors: src is a GlobalAddress"):
+        _copy_from_bare_address[1](x, x.copy())

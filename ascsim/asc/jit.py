@@ -72,6 +72,21 @@ class JITFunction:
             self._compiled[is_kernel] = fn
         return fn
 
+    def __ascsim_prepare__(self) -> None:
+        """Compile the body now rather than at its first use: as a kernel, or as a device
+        helper when it cannot be a kernel. A tuning target's kernels are prepared when the
+        target is loaded, so forked workers inherit the compiled body instead of each
+        compiling it again. Never raises for a body that is wrong either way: that error is
+        reported at the launch or call, with the kernel's line, as without preparing."""
+        for is_kernel in (True, False):
+            try:
+                self.compiled(is_kernel)
+            except KernelError:
+                continue
+            if is_kernel:
+                self.kernel_kind(self.options)  # parses the source for the Matmul API once
+            return
+
     def __getitem__(self, launch) -> _Launcher:
         if not isinstance(launch, tuple):
             launch = (launch,)

@@ -23,6 +23,16 @@ class TargetError(ValueError):
     """The target cannot be found or loaded; the message says which part is wrong."""
 
 
+def _prepare(namespace: dict[str, Any]) -> None:
+    """Let the script's kernels do their one-off work (an ``@asc.jit`` kernel compiles its
+    body) while the script is loaded: the parent loads it before it forks the workers, so
+    each worker starts with that work done instead of repeating it in its first trial."""
+    for value in list(namespace.values()):
+        prepare = getattr(type(value), "__ascsim_prepare__", None)
+        if prepare is not None:
+            prepare(value)
+
+
 def _load(path: str) -> dict[str, Any]:
     namespace = _LOADED.get(path)
     if namespace is None:
@@ -33,6 +43,7 @@ def _load(path: str) -> dict[str, Any]:
         if folder not in sys.path:
             sys.path.insert(0, folder)
         namespace = runpy.run_path(path, run_name="ascsim_tune_target")
+        _prepare(namespace)
         _LOADED[path] = namespace
     return namespace
 

@@ -35,8 +35,21 @@ def _copy(op: str, dst, src, bursts: Bursts, loc, pad=None, whole_blocks=False):
     """Execute one copy of ``bursts`` from ``src`` to ``dst`` (atomically when the core's atomic
     store register is set and ``dst`` is GM)."""
     atomic = store_atomic(dst, loc) if isinstance(dst, GlobalTensor) else None
-    return current_core().execute(Copy(src.region(), dst.region(), bursts, loc, op, pad,
-                                       whole_blocks, atomic=atomic))
+    try:
+        regions = src.region(), dst.region()
+    except AttributeError:
+        raise CallFormError(_not_tensors(op, dst, src), loc) from None
+    return current_core().execute(Copy(*regions, bursts, loc, op, pad, whole_blocks,
+                                       atomic=atomic))
+
+
+def _not_tensors(op: str, dst, src) -> str:
+    """The message for a copy given something that is not a tensor (a bare GM address, a
+    number, ...)."""
+    wrong = ", ".join(f"{name} is a {type(value).__name__}" for name, value in
+                      (("dst", dst), ("src", src)) if not hasattr(value, "region"))
+    return (f"{op} copies between tensors: {wrong} (wrap a GM address in a GlobalTensor with "
+            "set_global_buffer)")
 
 
 def _check_block_aligned(op: str, nbytes: int, loc, what: str) -> None:
