@@ -581,3 +581,63 @@ def test_cube_and_vector_ops_refuse_the_other_section(which, message):
     with pytest.raises(Exception, match=message) as info:
         wrong_core_kernel(torch.zeros(M, N), which)
     assert "test_pto_cube.py:" in str(info.value)
+
+
+# ------------------------------------------------------------------ stores past the end
+@pl.jit()
+def acc_past_end_kernel(a: pl.Tensor[[M, K], pl.DT_FP16], b: pl.Tensor[[K, N], pl.DT_FP16],
+                        c: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP32],
+                        guard: pl.Tensor[[pl.DYNAMIC], pl.DT_FP32]):
+    with pl.section_cube():
+        a_mat = _tile([M, K], pl.DT_FP16, Mat, 0)
+        b_mat = _tile([K, N], pl.DT_FP16, Mat, 0x4000)
+        a_l0 = _tile([M, K], pl.DT_FP16, Left, 0)
+        b_l0 = _tile([K, N], pl.DT_FP16, Right, 0)
+        acc = _tile([M, N], pl.DT_FP32, Acc, 0)
+        pl.load(a_mat, a, [0, 0])
+        pl.load(b_mat, b, [0, 0])
+        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.MTE1, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.MTE1, event_id=0)
+        pl.move(a_l0, a_mat)
+        pl.move(b_l0, b_mat)
+        pl.system.sync_src(set_pipe=pl.PipeType.MTE1, wait_pipe=pl.PipeType.M, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.MTE1, wait_pipe=pl.PipeType.M, event_id=0)
+        pl.matmul(acc, a_l0, b_l0)
+        pl.system.sync_src(set_pipe=pl.PipeType.M, wait_pipe=pl.PipeType.FIX, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.M, wait_pipe=pl.PipeType.FIX, event_id=0)
+        pl.store(c, acc, [0, 0])  # all 64 rows into a tensor of 4: past its padding
+
+
+def test_an_acc_store_past_the_end_keeps_the_rows_within_the_allocation():
+    a, b = torch.randn(M, K, dtype=torch.float16), torch.randn(K, N, dtype=torch.float16)
+    c = torch.zeros(4, N)
+    guard = torch.full((4096,), 7.0)  # the next allocation: the store must not reach it
+    with SESSION.collect() as run:
+        acc_past_end_kernel(a, b, c, guard)
+    torch.testing.assert_close(c, _ref(a, b)[:4], rtol=1e-3, atol=1e-3)
+    assert (guard == 7.0).all()
+    assert "gm-out-of-bounds" in _kinds(run)
+
+
+@pl.jit()
+def vec_past_end_kernel(x: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP32],
+                        out: pl.Tensor[[2, 4, 64, 64], pl.DT_FP32],
+                        guard: pl.Tensor[[pl.DYNAMIC], pl.DT_FP32]):
+    with pl.section_vector():
+        t = _tile([64, 8], pl.DT_FP32, Vec, 0)
+        pl.load(t, x, [0, 0])
+        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.MTE3, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.MTE3, event_id=0)
+        # Rows along axis 0 (2 long), columns along axis 2: rows 2.. lie past the tensor.
+        pl.store(out, t, [0, 0, 0, 0], order=[0, 2])
+
+
+def test_a_strided_vec_store_past_the_end_keeps_the_elements_within_the_allocation():
+    x = torch.randn(64, 8)
+    out = torch.zeros(2, 4, 64, 64)
+    guard = torch.full((4096,), 7.0)
+    with SESSION.collect() as run:
+        vec_past_end_kernel(x, out, guard)
+    torch.testing.assert_close(out[:, 0, :8, 0], x[:2])
+    assert (guard == 7.0).all()
+    assert "gm-out-of-bounds" in _kinds(run)

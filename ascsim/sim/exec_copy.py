@@ -27,6 +27,7 @@ from ascsim.sim.views import (
     index_access,
     raw_bytes,
     span,
+    stored,
     view,
     write_back,
     write_rows,
@@ -242,6 +243,7 @@ def execute_indexed_copy(core, rec: IndexedCopy):
             values = np.full(src_idx.shape, rec.fill, dtype=dst.dtype)
             values[valid] = src_view[src_idx[valid]].view(dst.dtype)
             dst_view[dst_idx] = values
+    stored(dst, dst_view)
     return _indexed_place(core, rec, cost, read, write)
 
 

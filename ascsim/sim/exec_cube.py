@@ -28,6 +28,7 @@ from ascsim.sim.views import (
     gates_ready,
     index_access,
     span,
+    stored,
     view,
     write_rows,
 )
@@ -271,6 +272,7 @@ def execute_fixpipe(core, rec: FixPipe):
         if rec.atomic is not None:  # combined with what GM holds, in GM's type
             result = ATOMIC_OPS[rec.atomic](dst_view[flat], result.astype(dst.dtype))
         dst_view[flat] = result
+        stored(dst, dst_view)
     dst_bytes = int(dst_idx.size) * dst.dtype.itemsize
     # FixPipe reads whole 16-column strips of L0C, and cannot outrun its L0C read port.
     src_bytes = nd * m * (-(-n // 16) * 16) * src.dtype.itemsize

@@ -130,6 +130,16 @@ def write_rows(core, dst: Region, rows: int, cols: int, stride: int, values: np.
     else:
         target[...] = op(target.astype(np.float32), values.astype(np.float32)).astype(
             target.dtype)
+    stored(dst, flat)
+
+
+def stored(region: Region, written: np.ndarray) -> None:
+    """After a write into ``written``, a :func:`view` of ``region`` from its element 0: when
+    the view ran past the memory (it is then a copy, not the memory's bytes), store the bytes
+    that lie within the allocation and drop the rest, as :func:`write_back` does."""
+    lo = region.offset
+    if lo < 0 or lo + written.nbytes > region.mem.capacity:
+        write_back(region, 0, written.view(np.uint8))
 
 
 def gates_ready(regions) -> float:
