@@ -319,6 +319,10 @@ def _build_modules():
                                  "that the simulator reads and writes.")
     torch_npu.npu = npu
     torch_npu.npu_format_cast = npu_format_cast
+    from ascsim.npu_ops import TORCH_NPU_OPS  # imports torch, as installing does anyway
+
+    for name, fn in TORCH_NPU_OPS.items():
+        setattr(torch_npu, name, fn)
     torch_npu.get_npu_format = get_npu_format
     torch_npu.profiler = npu_profiler.build_module()
     torch_npu.__version__ = "ascsim-stand-in"

@@ -641,3 +641,12 @@ def test_a_strided_vec_store_past_the_end_keeps_the_elements_within_the_allocati
     torch.testing.assert_close(out[:, 0, :8, 0], x[:2])
     assert (guard == 7.0).all()
     assert "gm-out-of-bounds" in _kinds(run)
+
+
+@pytest.mark.parametrize("shape", [[64], [1, 64, 1], []])
+@pytest.mark.parametrize("space, message", [(pl.MemorySpace.Scaling, "scale tile must be 2D"),
+                                            (Vec, "a tile must be 2D")])
+def test_a_tile_that_is_not_2d_is_refused_by_kind(shape, space, message):
+    with pytest.raises(ValueError, match=rf"{message}.*got shape \[{', '.join(map(str, shape))}\]"):
+        pl.TileType(shape=shape, dtype=pl.DT_INT64 if space == pl.MemorySpace.Scaling else
+                    pl.DT_FP32, target_memory=space)

@@ -61,9 +61,11 @@ class TileType:
         if not isinstance(dtype, DataType):
             raise ValueError(f"TileType dtype must be a pl.DT_* data type, got {dtype!r}")
         shape = [_static_int(d, "a TileType dimension") for d in shape]
-        if len(shape) != 2 or min(shape) <= 0:
-            raise ValueError(f"a tile is 2-D with positive dimensions, got shape {shape}")
         space = MemorySpace(target_memory)
+        if len(shape) != 2 or min(shape) <= 0:
+            what = ("a per-channel scale tile must be 2D, [1, N]" if space == MemorySpace.Scaling
+                    else "a tile must be 2D with positive dimensions")
+            raise ValueError(f"{what}, got shape {shape}")
         layout = DEFAULT_LAYOUT[space] if layout is None else TensorLayout(layout)
         if layout in REFUSED_LAYOUTS.get(space, ()):
             raise ValueError(f"layout {layout.name} is not allowed for a {space.name} tile "
