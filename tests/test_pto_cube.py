@@ -5,6 +5,7 @@ checked against torch."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -650,3 +651,118 @@ def test_a_tile_that_is_not_2d_is_refused_by_kind(shape, space, message):
     with pytest.raises(ValueError, match=rf"{message}.*got shape \[{', '.join(map(str, shape))}\]"):
         pl.TileType(shape=shape, dtype=pl.DT_INT64 if space == pl.MemorySpace.Scaling else
                     pl.DT_FP32, target_memory=space)
+
+
+# ------------------------------------------------------------------ 8-bit float inputs
+def _mm_scaled(a, b, c, in_type, scale):
+    """C = A @ B through L1 and L0, stored with ``scale`` (a helper the kernels inline)."""
+    with pl.section_cube():
+        a_mat = _tile([M, K], in_type, Mat, 0)
+        b_mat = _tile([K, N], in_type, Mat, 0x4000)
+        a_l0 = _tile([M, K], in_type, Left, 0)
+        b_l0 = _tile([K, N], in_type, Right, 0)
+        acc = _tile([M, N], pl.DT_FP32, Acc, 0)
+        pl.load(a_mat, a, [0, 0])
+        pl.load(b_mat, b, [0, 0])
+        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.MTE1, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.MTE1, event_id=0)
+        pl.move(a_l0, a_mat)
+        pl.move(b_l0, b_mat)
+        pl.system.sync_src(set_pipe=pl.PipeType.MTE1, wait_pipe=pl.PipeType.M, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.MTE1, wait_pipe=pl.PipeType.M, event_id=0)
+        pl.matmul(acc, a_l0, b_l0)
+        pl.system.sync_src(set_pipe=pl.PipeType.M, wait_pipe=pl.PipeType.FIX, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.M, wait_pipe=pl.PipeType.FIX, event_id=0)
+        pl.store(c, acc, [0, 0], scale=scale)
+
+
+@pl.jit()
+def hf8_kernel(a: pl.Tensor[[M, K], pl.DT_HF8], b: pl.Tensor[[K, N], pl.DT_HF8],
+               c: pl.Tensor[[M, N], pl.DT_FP32]):
+    _mm_scaled(a, b, c, pl.DT_HF8, None)
+
+
+@pl.jit()
+def hf8_out_kernel(a: pl.Tensor[[M, K], pl.DT_HF8], b: pl.Tensor[[K, N], pl.DT_HF8],
+                   c: pl.Tensor[[M, N], pl.DT_HF8]):
+    _mm_scaled(a, b, c, pl.DT_HF8, 0.25)
+
+
+@pl.jit()
+def fp8_kernel(a: pl.Tensor[[M, K], pl.DT_FP8E4M3FN], b: pl.Tensor[[K, N], pl.DT_FP8E4M3FN],
+               c: pl.Tensor[[M, N], pl.DT_FP32]):
+    _mm_scaled(a, b, c, pl.DT_FP8E4M3FN, None)
+
+
+@pl.jit()
+def fp16_scaled_kernel(a: pl.Tensor[[M, K], pl.DT_FP16], b: pl.Tensor[[K, N], pl.DT_FP16],
+                       c: pl.Tensor[[M, N], pl.DT_FP32]):
+    _mm_scaled(a, b, c, pl.DT_FP16, 0.5)
+
+
+def test_hifloat8_inputs_and_output():
+    from ascsim.sim import hifloat8
+
+    rng = np.random.default_rng(3)
+    a_codes = hifloat8.encode(rng.standard_normal((M, K)))
+    b_codes = hifloat8.encode(rng.standard_normal((K, N)))
+    a_val, b_val = (torch.from_numpy(hifloat8.decode(x)) for x in (a_codes, b_codes))
+    product = (a_val.double() @ b_val.double()).float()
+    c = torch.zeros(M, N)
+    with SESSION.collect() as run:
+        hf8_kernel(torch.from_numpy(a_codes), torch.from_numpy(b_codes), c)
+    torch.testing.assert_close(c, product, rtol=1e-5, atol=1e-5)
+    codes = torch.zeros(M, N, dtype=torch.uint8)  # out HF8: scaled, then rounded to HiF8
+    with SESSION.collect() as run2:
+        hf8_out_kernel(torch.from_numpy(a_codes), torch.from_numpy(b_codes), codes)
+    assert (codes.numpy() == hifloat8.encode(product.numpy() * 0.25)).all()
+    assert not _kinds(run) and not _kinds(run2), (_kinds(run), _kinds(run2))
+
+
+def test_fp8_e4m3_inputs():
+    a = (torch.randn(M, K) * 2).to(torch.float8_e4m3fn)
+    b = torch.randn(K, N).to(torch.float8_e4m3fn)
+    c = torch.zeros(M, N)
+    fp8_kernel(a, b, c)
+    torch.testing.assert_close(c, (a.double() @ b.double()).float(), rtol=1e-5, atol=1e-5)
+
+
+def test_a_scaled_store_to_fp32_keeps_the_fraction():
+    a, b = torch.randn(M, K, dtype=torch.float16), torch.randn(K, N, dtype=torch.float16)
+    c = torch.zeros(M, N)
+    fp16_scaled_kernel(a, b, c)
+    torch.testing.assert_close(c, _ref(a, b) * 0.5, rtol=1e-4, atol=1e-4)
+    assert (c != c.round()).any()  # scaled, not rounded to integers
+
+
+def test_an_annotation_that_names_a_vanished_local_is_an_error_at_the_kernel():
+    def factory(out_type):
+        @pl.jit()
+        def kernel(c: pl.Tensor[[M, N], out_type]):  # out_type: only in the annotation
+            pass
+
+        return kernel
+
+    with pytest.raises(TypeError, match=r"test_pto_cube\.py:\d+: @pl.jit .*kernel: cannot "
+                       r"evaluate the annotation 'pl.Tensor\[\[M, N\], out_type\]'"):
+        factory(pl.DT_FP32)
+
+
+def test_an_annotation_may_name_a_closure_variable_the_body_uses():
+    def factory(dtype):
+        @pl.jit()
+        def kernel(x: pl.Tensor[[16, 16], dtype], y: pl.Tensor[[16, 16], dtype]):
+            with pl.section_vector():
+                t = _tile([16, 16], dtype, Vec, 0)
+                pl.load(t, x, [0, 0])
+                pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.MTE3,
+                                   event_id=0)
+                pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.MTE3,
+                                   event_id=0)
+                pl.store(y, t, [0, 0])
+
+        return kernel
+
+    x, y = torch.randn(16, 16), torch.zeros(16, 16)
+    factory(pl.DT_FP32)(x, y)
+    assert torch.equal(x, y)

@@ -352,7 +352,9 @@ class Mmad(NamedTuple):
 
     Semantics: ``a`` (L0A, ``m x k`` in the SoC's L0A fractal layout), ``b`` (L0B, ``k x n``,
     ZN fractals), ``dst`` (L0C, ``m x n`` NZ fractals of 16x16, fp32 or int32). fp16/bf16
-    products are exact and summed in fp32; int8 in int32. The initial C is ``bias`` (a BT row
+    products are exact and summed in fp32; int8 in int32; fp8 (``float8_e4m3fn``,
+    ``float8_e5m2``) and HiFloat8 in fp32 -- ``dtype`` "hifloat8" says that ``a`` and ``b``, stored
+    as bytes, hold HiF8 codes (:mod:`ascsim.sim.hifloat8`). The initial C is ``bias`` (a BT row
     broadcast down the rows, or an L0C matrix), else ``dst`` itself when ``accumulate``, else
     zero. A record with ``dst`` None is cost-only: a front-end that computes a whole region's
     product at once (:class:`CubeProduct`) emits its steps this way.
@@ -430,7 +432,9 @@ class FixPipe(NamedTuple):
     Cube (:mod:`ascsim.sim.unit_flag`). ``quant``: a quantising move -- after the ReLU each
     value is multiplied in fp32 by a scale before the conversion: a float (one scale, the
     "deqScalar"), or a region of 64-bit words in the fixpipe buffer, one per column ``c < n``,
-    whose low 32 bits are the column's fp32 scale (the "deqTensor").
+    whose low 32 bits are the column's fp32 scale (the "deqTensor"). ``dst_format``: the value
+    format of ``dst``'s bytes where its storage type does not say it -- "hifloat8": the
+    conversion is to HiF8 codes (nearest, ties away from zero, saturating).
 
     Cost: as a :class:`Copy` of the destination bytes in ``nd_num * m`` row bursts (ND) or
     ``nd_num * n / c0`` strip bursts (NZ), and no faster than the L0C read port moves the
@@ -467,6 +471,7 @@ class FixPipe(NamedTuple):
     after: float = 0.0
     unit_flag: str | None = None
     quant: Any = None
+    dst_format: str | None = None
 
 
 class CubeProduct(NamedTuple):

@@ -80,6 +80,17 @@ TORCH_NAMES = {"FP16": "float16", "BF16": "bfloat16", "FP32": "float32", "INT8":
                "UINT64": "uint64", "BOOL": "bool", "HF8": "uint8"}
 
 
+#: PyPTO types stored as bytes whose values the machine decodes itself: type name -> the
+#: machine's format name (an Mmad's ``dtype``, a FixPipe's ``dst_format``).
+BYTE_FORMATS = {"HF8": "hifloat8"}
+
+
+def machine_type(dtype: DataType) -> str:
+    """The name the machine's records use for values of ``dtype``: its byte format, else the
+    numpy type it is stored as."""
+    return BYTE_FORMATS.get(dtype.name, dtype.np_dtype.name)
+
+
 def from_numpy(dtype: np.dtype) -> DataType:
     """The PyPTO type stored as numpy ``dtype`` (the first match of the table)."""
     dtype = np.dtype(dtype)

@@ -10,6 +10,7 @@ surface here as its ``ParserSyntaxError``, at the same launch.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
@@ -60,13 +61,33 @@ def _scalar(annotation, value):
     return int(np.asarray(int(value)).astype(annotation.np_dtype))
 
 
+#: Text that marks a string annotation (``from __future__ import annotations``) as a PyPTO
+#: parameter form, which must evaluate.
+SPEC_MARKS = ("Tensor[", "Ptr[", "DT_")
+
+
 def _annotation(fn, value):
-    if isinstance(value, str):
-        try:
-            return eval(value, fn.__globals__)  # noqa: S307 - the user's own annotation
-        except Exception:  # noqa: BLE001 - an annotation PyPTO Pro does not use
-            return None
-    return value
+    """A parameter's annotation as a value. A string (``from __future__ import annotations``)
+    is evaluated in the function's globals and the variables it closes over."""
+    if not isinstance(value, str):
+        return value
+    scope = dict(fn.__globals__)
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        with contextlib.suppress(ValueError):  # a cell not yet assigned
+            scope[name] = cell.cell_contents
+    try:
+        return eval(value, scope)  # noqa: S307 - the user's own annotation
+    except Exception as exc:  # noqa: BLE001 - reported below if it matters
+        if any(mark in value for mark in SPEC_MARKS):
+            code = fn.__code__
+            raise TypeError(
+                f"{code.co_filename}:{code.co_firstlineno}: @pl.jit {fn.__qualname__}: cannot "
+                f"evaluate the annotation {value!r} ({type(exc).__name__}: {exc}). With "
+                "`from __future__ import annotations` an annotation is text, evaluated later "
+                "in the module's globals and the names the function body uses; a name of an "
+                "enclosing function that only the annotation uses is gone by then: use it in "
+                "the body, move it to module level, or drop the __future__ import") from None
+        return None  # an annotation PyPTO Pro does not use
 
 
 def _is_param_spec(value) -> bool:

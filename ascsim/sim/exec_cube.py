@@ -16,7 +16,7 @@ import numpy as np
 from ascsim.isa.errors import KernelError
 from ascsim.isa.instr import MATMUL_EVENTS, CubeProduct, FixPipe, MatmulBookkeeping, Mmad
 from ascsim.isa.operands import Region
-from ascsim.sim import exec_sparse, fractal, unit_flag
+from ascsim.sim import exec_sparse, fractal, hifloat8, unit_flag
 from ascsim.sim.access import strided
 from ascsim.sim.exec_copy import route
 from ascsim.sim.numerics import convert, cube_matmul, start_cube_matmul, to_hf32
@@ -33,9 +33,14 @@ from ascsim.sim.views import (
     write_rows,
 )
 
-#: Mmad input type -> accumulator (L0C) type (ascend-hw §3.1).
+#: Mmad input type -> accumulator (L0C) type (ascend-hw §3.1; the 950's 8-bit floats in fp32).
 ACCUMULATOR = {"float16": "float32", "bfloat16": "float32", "float32": "float32",
-               "int8": "int32", "uint8": "int32"}
+               "int8": "int32", "uint8": "int32", "float8_e4m3fn": "float32",
+               "float8_e5m2": "float32", "hifloat8": "float32"}
+#: Input formats stored as raw bytes (no numpy type of their own): format -> decoder to fp32.
+BYTE_FORMATS = {"hifloat8": hifloat8.decode}
+#: FixPipe destination formats stored as raw bytes: format -> encoder from fp32.
+BYTE_ENCODERS = {"hifloat8": hifloat8.encode}
 
 
 # ------------------------------------------------------------------------------ mmad
@@ -54,7 +59,7 @@ def execute_mmad(core, rec: Mmad):
     if rec.sparse:
         return _execute_sparse(core, rec, busy)
     dst, a, b, bias = rec.dst, rec.a, rec.b, rec.bias
-    acc_type = _check_types(dst, a, b, bias, loc)
+    acc_type = _check_types(dst, a, b, bias, rec.dtype, loc)
     check_alignment(core, rec.op, (dst, a, b, bias), loc)
     m, n, k = rec.m, rec.n, rec.k
     c0 = fractal.c0_of(a.dtype)
@@ -81,6 +86,9 @@ def execute_mmad(core, rec: Mmad):
         b_nd = fractal.zn_to_nd(b_flat, kp, frames.b_cols, c0)[:k, :np_]
         if hf32:
             a_nd, b_nd = to_hf32(a_nd, hf32), to_hf32(b_nd, hf32)
+        decode = BYTE_FORMATS.get(rec.dtype)
+        if decode is not None:
+            a_nd, b_nd = decode(a_nd), decode(b_nd)
         initial = _initial_c(core, rec, c_flat, mp, np_, frames, reads, loc)
         result = _matmul(a_nd, b_nd, initial, acc_type).astype(acc_type)
         if frames.c_rows == mp:
@@ -149,11 +157,17 @@ def _window(region: Region, run: int, pitch: int, count: int) -> tuple:
     return strided(region.mem.key, region.offset, run * size, pitch * size, count)
 
 
-def _check_types(dst: Region, a: Region, b: Region, bias: Region | None, loc) -> str:
-    in_type = a.dtype.name
+def _check_types(dst: Region, a: Region, b: Region, bias: Region | None, dtype: str,
+                 loc) -> str:
+    in_type, b_type = a.dtype.name, b.dtype.name
+    if dtype in BYTE_FORMATS:  # bytes holding a format numpy has no type for
+        if in_type != "uint8" or b_type != "uint8":
+            raise KernelError(f"mmad: {dtype} inputs are stored as bytes, got {in_type} x "
+                              f"{b_type}", loc)
+        in_type = b_type = dtype
     acc_type = ACCUMULATOR.get(in_type)
-    if acc_type is None or b.dtype.name != in_type:
-        raise KernelError(f"mmad: unsupported input types {in_type} x {b.dtype.name}; "
+    if acc_type is None or b_type != in_type:
+        raise KernelError(f"mmad: unsupported input types {in_type} x {b_type}; "
                           f"supported: {', '.join(ACCUMULATOR)} (both inputs alike)", loc)
     if dst.dtype.name != acc_type:
         raise KernelError(f"mmad: {in_type} inputs accumulate in {acc_type}, but dst is "
@@ -266,7 +280,12 @@ def execute_fixpipe(core, rec: FixPipe):
             result = np.maximum(result, result.dtype.type(0))
         if quant is not None:
             result = result.astype(np.float32) * _scales(core, quant, nd, m, n, loc)
-        if rec.convert:
+        encode = BYTE_ENCODERS.get(rec.dst_format)
+        if encode is not None:
+            result = encode(result)
+        elif rec.convert and result.dtype != dst.dtype:
+            # (fp32 to fp32 after a scale is no conversion: ``convert`` would round to
+            # integers, its meaning for a same-type cast on the vector unit.)
             result = convert(result, dst.dtype, "rint")
         flat = dst_idx.reshape(-1)
         if rec.atomic is not None:  # combined with what GM holds, in GM's type

@@ -26,6 +26,7 @@ import numpy as np
 
 from ascsim.isa import FixPipe, IndexedCopy, KernelError, Mmad
 from ascsim.isa.operands import Region
+from ascsim.pto.dtypes import BYTE_FORMATS, machine_type
 from ascsim.pto.enums import AccPhase, AccToVecMode, MemorySpace, ReluPreMode, TensorLayout
 from ascsim.pto.layout import Frame, round_up, window_offsets
 from ascsim.pto.ops.common import current_core, expect_space, expect_tile, user_location
@@ -301,7 +302,8 @@ def _acc_to_vec(dst: Tile, src: Tile, offset, mode, relu, scale, loc) -> None:
             layout="NZ" if nz else "ND", c0=dst.frame.frac_cols if nz else 16,
             relu=relu is not None and ReluPreMode(relu) == ReluPreMode.NormalRelu,
             convert=src.dtype != dst.dtype or quant is not None, sub_block=sub_block,
-            op="move", quant=quant.at(c0) if isinstance(quant, Region) else quant))
+            op="move", quant=quant.at(c0) if isinstance(quant, Region) else quant,
+            dst_format=BYTE_FORMATS.get(dst.dtype.name)))
 
 
 def _acc_parts(mode: AccToVecMode, rows: int, cols: int) -> list[tuple[int, int, int, int]]:
@@ -415,7 +417,7 @@ def _mmad(dst, lhs, rhs, bias, accumulate: bool, phase, op: str, loc) -> None:
         raise ValueError(f"{op}: the bias has {bias.valid[1]} values for {n} columns "
                          f"{_where(loc)}")
     current_core().execute(Mmad(
-        m, n, k, lhs.np_dtype.name, loc, dst=_first(dst), a=_first(lhs), b=_first(rhs),
+        m, n, k, machine_type(lhs.dtype), loc, dst=_first(dst), a=_first(lhs), b=_first(rhs),
         bias=None if bias is None else _first(bias), accumulate=accumulate, op=op,
         a_rows=lhs.frame.rows, b_cols=rhs.frame.cols, c_rows=dst.frame.rows,
         unit_flag=_phase(phase, op, loc)))

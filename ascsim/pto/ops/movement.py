@@ -18,6 +18,7 @@ from functools import lru_cache
 import numpy as np
 
 from ascsim.isa import Bursts, Copy, FixPipe, IndexedCopy, KernelError
+from ascsim.pto.dtypes import BYTE_FORMATS
 from ascsim.pto.enums import (
     ATOMIC_RULES,
     AtomicType,
@@ -240,7 +241,8 @@ def store_from_acc(core, dst: GmTensor, src: Tile, base: int, rows: int, cols: i
     core.execute(FixPipe(gm, rows, cols, loc, src=acc, src_stride=src.frame.rows,
                          dst_stride=stride, layout=layout, c0=c0, relu=relu,
                          convert=src.dtype != dst.dtype or quant is not None, atomic=rule,
-                         op=op, unit_flag=unit_flag, quant=quant))
+                         op=op, unit_flag=unit_flag, quant=quant,
+                         dst_format=BYTE_FORMATS.get(dst.dtype.name)))
 
 
 def _nz_base(dst: GmTensor, base: int, rows: int, cols: int, op, loc) -> tuple[int, int, int]:
