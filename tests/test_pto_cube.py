@@ -766,3 +766,24 @@ def test_an_annotation_may_name_a_closure_variable_the_body_uses():
     x, y = torch.randn(16, 16), torch.zeros(16, 16)
     factory(pl.DT_FP32)(x, y)
     assert torch.equal(x, y)
+
+
+@pl.jit()
+def hf8_vector_kernel(x: pl.Tensor[[16, 32], pl.DT_HF8], y: pl.Tensor[[16, 32], pl.DT_HF8]):
+    with pl.section_vector():
+        t = _tile([16, 32], pl.DT_HF8, Vec, 0)
+        pl.load(t, x, [0, 0])
+        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+        pl.add(t, t, t)  # mark: hf8-add
+        pl.store(y, t, [0, 0])
+
+
+def test_vector_ops_refuse_hifloat8_codes_at_the_line():
+    x = torch.zeros(16, 32, dtype=torch.uint8)
+    with pytest.raises(Exception, match=r"test_pto_cube\.py:\d+.*add: a HF8 tile holds encoded "
+                                        r"values") as info:
+        hf8_vector_kernel(x, x.clone())
+    line = next(n for n, text in enumerate(open(__file__), 1) if "mark: hf8-add" in text
+                and "next(" not in text)
+    assert f"test_pto_cube.py:{line}" in str(info.value)

@@ -85,6 +85,12 @@ TORCH_NAMES = {"FP16": "float16", "BF16": "bfloat16", "FP32": "float32", "INT8":
 BYTE_FORMATS = {"HF8": "hifloat8"}
 
 
+#: Float types stored as raw bytes: the values are codes that only the units made for them
+#: decode (the Cube and FixPipe for HF8), not numbers the vector unit could compute on.
+CODED_FLOATS = frozenset(name for name, (_, store, kind) in _TABLE.items()
+                         if kind == "float" and np.dtype(store).kind == "u")
+
+
 def machine_type(dtype: DataType) -> str:
     """The name the machine's records use for values of ``dtype``: its byte format, else the
     numpy type it is stored as."""

@@ -16,7 +16,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ascsim.isa import VectorSequence
+from ascsim.pto.dtypes import CODED_FLOATS
 from ascsim.pto.enums import MemorySpace
+from ascsim.pto.errors import UnsupportedFeatureError
 from ascsim.pto.layout import window_offsets
 from ascsim.pto.ops.common import KernelError, current_core, expect_space
 from ascsim.pto.tile import Tile
@@ -56,11 +58,16 @@ def repeats_of(rows: int, cols: int, itemsize: int) -> int:
 
 
 def vec_tiles(op: str, loc, *tiles) -> None:
-    """Fail unless every operand is a UB tile."""
+    """Fail unless every operand is a UB tile of a type the vector unit computes on."""
     for t in tiles:
         if not isinstance(t, Tile):
             raise KernelError(f"{op}: operands must be tiles, got {type(t).__name__}", loc)
         expect_space(t, (MemorySpace.Vec,), op, "every operand", loc)
+        if t.dtype.name in CODED_FLOATS:
+            raise UnsupportedFeatureError(
+                f"{op}: a {t.dtype.name} tile holds encoded values (raw bytes) that ascsim's "
+                "vector unit does not compute on; HF8 goes through the Cube and the FixPipe, "
+                "and tiles of these types can be loaded, moved and stored", loc)
 
 
 def _placed(offsets: np.ndarray, result) -> tuple:

@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from ascsim.isa import ScalarOps, Vector
-from ascsim.pto.enums import ROUNDING, MemorySpace, QuantMode, RoundMode
-from ascsim.pto.ops.common import KernelError, current_core, expect_space, user_location
+from ascsim.pto.enums import ROUNDING, QuantMode, RoundMode
+from ascsim.pto.ops.common import KernelError, current_core, user_location
 from ascsim.pto.ops.routine import repeats_of, run, vec_tiles, window
 from ascsim.pto.tile import Tile
 from ascsim.sim.numerics import compute_dtype, convert
@@ -34,10 +34,7 @@ def elementwise(unit_op: str, out: Tile, srcs: tuple, scalars: tuple, op: str, l
     if not isinstance(out, Tile):
         raise KernelError(f"{op}: the output must be a tile, got {type(out).__name__}", loc)
     tiles = (out, *srcs)
-    for t in tiles:
-        if not isinstance(t, Tile):
-            raise KernelError(f"{op}: operands must be tiles, got {type(t).__name__}", loc)
-        expect_space(t, (MemorySpace.Vec,), op, "every operand", loc)
+    vec_tiles(op, loc, *tiles)
     rows, cols = window or out.valid
     if rows <= 0 or cols <= 0:
         return
