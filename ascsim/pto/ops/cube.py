@@ -28,6 +28,7 @@ from ascsim.isa import FixPipe, IndexedCopy, KernelError, Mmad
 from ascsim.isa.operands import Region
 from ascsim.pto.dtypes import BYTE_FORMATS, machine_type
 from ascsim.pto.enums import AccPhase, AccToVecMode, MemorySpace, ReluPreMode, TensorLayout
+from ascsim.pto.errors import UnsupportedFeatureError
 from ascsim.pto.layout import Frame, round_up, window_offsets
 from ascsim.pto.ops.common import current_core, expect_space, expect_tile, user_location
 from ascsim.pto.tensor import GmTensor
@@ -445,5 +446,16 @@ def matmul_acc(dst, acc, lhs, rhs, *, phase=None):
     _mmad(dst, lhs, rhs, None, True, phase, "matmul_acc", loc)
 
 
-OPS = {"move": move, "insert": insert, "matmul": matmul, "matmul_acc": matmul_acc}
+def _not_simulated(name: str):
+    def refused(*args, **kwargs):
+        raise UnsupportedFeatureError(
+            f"pl.{name}: MX matmul (fp8/fp4 inputs with E8M0 scales per 32 elements of K, "
+            "in ScaleLeft/ScaleRight tiles) is not simulated by ascsim", user_location())
+
+    refused.__name__ = name
+    return refused
+
+
+OPS = {"move": move, "insert": insert, "matmul": matmul, "matmul_acc": matmul_acc,
+       "matmul_mx": _not_simulated("matmul_mx"), "matmul_mx_acc": _not_simulated("matmul_mx_acc")}
 HIDDEN = {"matmul_bias": matmul_bias}
