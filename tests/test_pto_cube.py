@@ -41,14 +41,13 @@ def _kinds(collection) -> set[str]:
 
 
 # ------------------------------------------------------------------ kernels
-@pl.jit()
-def mm_kernel(a: pl.Tensor[[M, K], pl.DT_FP16], b: pl.Tensor[[K, N], pl.DT_FP16],
-              c: pl.Tensor[[M, N], pl.DT_FP32]):
+def _mm_scaled(a, b, c, in_type, scale):
+    """C = A @ B through L1 and L0, stored with ``scale`` (a helper the kernels inline)."""
     with pl.section_cube():
-        a_mat = _tile([M, K], pl.DT_FP16, Mat, 0)
-        b_mat = _tile([K, N], pl.DT_FP16, Mat, 0x4000)
-        a_l0 = _tile([M, K], pl.DT_FP16, Left, 0)
-        b_l0 = _tile([K, N], pl.DT_FP16, Right, 0)
+        a_mat = _tile([M, K], in_type, Mat, 0)
+        b_mat = _tile([K, N], in_type, Mat, 0x4000)
+        a_l0 = _tile([M, K], in_type, Left, 0)
+        b_l0 = _tile([K, N], in_type, Right, 0)
         acc = _tile([M, N], pl.DT_FP32, Acc, 0)
         pl.load(a_mat, a, [0, 0])
         pl.load(b_mat, b, [0, 0])
@@ -61,7 +60,13 @@ def mm_kernel(a: pl.Tensor[[M, K], pl.DT_FP16], b: pl.Tensor[[K, N], pl.DT_FP16]
         pl.matmul(acc, a_l0, b_l0)
         pl.system.sync_src(set_pipe=pl.PipeType.M, wait_pipe=pl.PipeType.FIX, event_id=0)
         pl.system.sync_dst(set_pipe=pl.PipeType.M, wait_pipe=pl.PipeType.FIX, event_id=0)
-        pl.store(c, acc, [0, 0])
+        pl.store(c, acc, [0, 0], scale=scale)
+
+
+@pl.jit()
+def mm_kernel(a: pl.Tensor[[M, K], pl.DT_FP16], b: pl.Tensor[[K, N], pl.DT_FP16],
+              c: pl.Tensor[[M, N], pl.DT_FP32]):
+    _mm_scaled(a, b, c, pl.DT_FP16, None)
 
 
 def test_matmul_single_tile():
@@ -589,24 +594,7 @@ def test_cube_and_vector_ops_refuse_the_other_section(which, message):
 def acc_past_end_kernel(a: pl.Tensor[[M, K], pl.DT_FP16], b: pl.Tensor[[K, N], pl.DT_FP16],
                         c: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP32],
                         guard: pl.Tensor[[pl.DYNAMIC], pl.DT_FP32]):
-    with pl.section_cube():
-        a_mat = _tile([M, K], pl.DT_FP16, Mat, 0)
-        b_mat = _tile([K, N], pl.DT_FP16, Mat, 0x4000)
-        a_l0 = _tile([M, K], pl.DT_FP16, Left, 0)
-        b_l0 = _tile([K, N], pl.DT_FP16, Right, 0)
-        acc = _tile([M, N], pl.DT_FP32, Acc, 0)
-        pl.load(a_mat, a, [0, 0])
-        pl.load(b_mat, b, [0, 0])
-        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.MTE1, event_id=0)
-        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.MTE1, event_id=0)
-        pl.move(a_l0, a_mat)
-        pl.move(b_l0, b_mat)
-        pl.system.sync_src(set_pipe=pl.PipeType.MTE1, wait_pipe=pl.PipeType.M, event_id=0)
-        pl.system.sync_dst(set_pipe=pl.PipeType.MTE1, wait_pipe=pl.PipeType.M, event_id=0)
-        pl.matmul(acc, a_l0, b_l0)
-        pl.system.sync_src(set_pipe=pl.PipeType.M, wait_pipe=pl.PipeType.FIX, event_id=0)
-        pl.system.sync_dst(set_pipe=pl.PipeType.M, wait_pipe=pl.PipeType.FIX, event_id=0)
-        pl.store(c, acc, [0, 0])  # all 64 rows into a tensor of 4: past its padding
+    _mm_scaled(a, b, c, pl.DT_FP16, None)  # all 64 rows into a tensor of 4: past its padding
 
 
 def test_an_acc_store_past_the_end_keeps_the_rows_within_the_allocation():
@@ -654,28 +642,6 @@ def test_a_tile_that_is_not_2d_is_refused_by_kind(shape, space, message):
 
 
 # ------------------------------------------------------------------ 8-bit float inputs
-def _mm_scaled(a, b, c, in_type, scale):
-    """C = A @ B through L1 and L0, stored with ``scale`` (a helper the kernels inline)."""
-    with pl.section_cube():
-        a_mat = _tile([M, K], in_type, Mat, 0)
-        b_mat = _tile([K, N], in_type, Mat, 0x4000)
-        a_l0 = _tile([M, K], in_type, Left, 0)
-        b_l0 = _tile([K, N], in_type, Right, 0)
-        acc = _tile([M, N], pl.DT_FP32, Acc, 0)
-        pl.load(a_mat, a, [0, 0])
-        pl.load(b_mat, b, [0, 0])
-        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.MTE1, event_id=0)
-        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.MTE1, event_id=0)
-        pl.move(a_l0, a_mat)
-        pl.move(b_l0, b_mat)
-        pl.system.sync_src(set_pipe=pl.PipeType.MTE1, wait_pipe=pl.PipeType.M, event_id=0)
-        pl.system.sync_dst(set_pipe=pl.PipeType.MTE1, wait_pipe=pl.PipeType.M, event_id=0)
-        pl.matmul(acc, a_l0, b_l0)
-        pl.system.sync_src(set_pipe=pl.PipeType.M, wait_pipe=pl.PipeType.FIX, event_id=0)
-        pl.system.sync_dst(set_pipe=pl.PipeType.M, wait_pipe=pl.PipeType.FIX, event_id=0)
-        pl.store(c, acc, [0, 0], scale=scale)
-
-
 @pl.jit()
 def hf8_kernel(a: pl.Tensor[[M, K], pl.DT_HF8], b: pl.Tensor[[K, N], pl.DT_HF8],
                c: pl.Tensor[[M, N], pl.DT_FP32]):
