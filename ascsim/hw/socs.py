@@ -258,6 +258,12 @@ _A5_TIMING = replace(
     # each (3540.6 µs MTE2 for 512 rows per K step), which a 4-cycle floor would overshoot by
     # half. Left without a floor until the 950 calibration sets one.
     gm_to_l1_row_cycles=0.0,
+    # The 950's vector functions (RegBase VF; pyasc fuses consecutive element-wise calls into
+    # one with vf_fusion): instructions stay in registers and issue out of order, two of a
+    # kind per cycle (cann-samples vector_function_getting_started section 7, "two Add
+    # instructions can complete in the same cycle"; only a few, such as ReduceSum, cannot).
+    # Loads from and stores to UB are instructions of the function too, one per 256 B register.
+    vector_function_issue_width=2,
 )
 
 # --- Per-core bandwidths (bytes/cycle) ----------------------------------------------------

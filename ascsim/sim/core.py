@@ -78,6 +78,10 @@ class Core:
         self.timing = soc.timing
         self.costs = cost_table(soc)
         self.finished = False
+        # Records executed so far, and the vector function being built (see
+        # ascsim.sim.exec_vector.execute_vector): a run of fusible vector records only.
+        self.executed = 0
+        self.vf_group = None
 
     # ----------------------------------------------------------------- scalar work
     def scalar_work(self, cycles: float) -> None:
@@ -103,6 +107,7 @@ class Core:
         cost at its true start, its place on the pipe's timeline, and the observers. Returns
         the timeline entry (:class:`Instr`) for pipe instructions, the value for a scalar load,
         and None for synchronisation records."""
+        self.executed += 1
         return EXECUTORS[type(record)](self, record)
 
     def begin(self, pipe: str, ready: float) -> float:

@@ -108,6 +108,7 @@ class CostTable:
         self.bank_factor = timing.vector_ub_bank_conflict_factor
         self.step_cycles = timing.vector_step_cycles
         self.scalar_per_call = timing.scalar_cycles_per_call
+        self.vf_width = timing.vector_function_issue_width
         self._vector: dict = {}
         self._paths: dict = {}
         #: Required operand alignment by memory space (a plain dict: looked up per operand).
@@ -232,6 +233,15 @@ class CostTable:
                 max(1, repeats), bytes_per_repeat)
             entry = self._vector[key] = (busy * self.bank_factor, latency)
         return entry
+
+    def vector_function_step(self, op_class: str, dtype, repeats: int,
+                             moves: int) -> tuple[float, float]:
+        """(busy, latency) of an instruction that continues a vector function: its own issue
+        cycles plus one per 256 B register for each of ``moves`` UB loads or stores it adds,
+        issued ``vector_function_issue_width`` at a time beside the function's other
+        instructions (its operands stay in registers: no wait for the previous result)."""
+        busy, latency = self.vector(op_class, dtype, repeats)
+        return (busy + max(1, repeats) * moves) / self.vf_width, latency
 
     def sequence(self, steps, dtype_name: str, repeats: int) -> tuple[float, float]:
         """(busy, latency) of dependent vector steps, each over ``repeats`` repeats (or its own
