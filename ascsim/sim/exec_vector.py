@@ -301,7 +301,15 @@ def execute_vector(core, rec: Vector):
         if instr is not None:
             return instr
     src_dtype = srcs[0].dtype if srcs else dst.dtype
-    busy, latency = core.costs.vector(spec.cost, src_dtype, repeats)
+    costs = core.costs
+    busy, latency = costs.vector(spec.cost, src_dtype, repeats)
+    if costs.bank_groups and len(srcs) + spec.reads_dst > 1:
+        sources = {s.offset for s in srcs}
+        if spec.reads_dst:
+            sources.add(dst.offset)
+        conflict = costs.bank_read_cycles(tuple(sources)) * max(1, repeats)
+        if conflict > busy:
+            busy = conflict
     return _place(core, rec, regions, busy, latency, tuple(reads), writes)
 
 
