@@ -135,7 +135,8 @@ class _Launcher:
         body = jit_fn.compiled(True)
         arguments = {name: host_value(value) for name, value in bound.arguments.items()}
         return run_launch(jit_fn.fn.__name__, body, arguments, jit_fn.constexpr,
-                          int(self.launch.core_num), jit_fn.kernel_kind(options))
+                          int(self.launch.core_num), jit_fn.kernel_kind(options),
+                          vf_fusion=bool(options.get("vf_fusion")))
 
 
 def jit(fn=None, **options):

@@ -27,6 +27,8 @@ class CompileOptions:
     always_compile: bool = False
     matmul_cube_only: bool = False
     insert_sync: bool | None = None
+    #: Fuse runs of consecutive element-wise vector calls into vector functions (950 only).
+    vf_fusion: bool = False
 
     def problems(self) -> list[str]:
         """What is wrong with these options (empty when they are valid): checked when a

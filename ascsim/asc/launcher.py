@@ -105,11 +105,12 @@ def convert_scalar(name: str, value):
 
 
 def run_launch(name: str, body, args: dict, constexpr: set, block_num: int, kind: str,
-               options: LaunchOptions | None = None) -> KernelReport:
+               options: LaunchOptions | None = None, vf_fusion: bool = False) -> KernelReport:
     """Convert ``args``, run ``body(**converted)`` on every core, copy back; returns the report.
 
     ``options``: how the launch runs; the session's settings (:meth:`Session.launch_options`)
     when None. The report (and the launch, if a collector keeps launches) goes to the session.
+    ``vf_fusion``: the kernel's compile option (:class:`LaunchConfig` ``vector_functions``).
     """
     session = SESSION
     if options is None:
@@ -131,7 +132,8 @@ def run_launch(name: str, body, args: dict, constexpr: set, block_num: int, kind
             structs[pname] = value
         else:
             converted[pname] = convert_scalar(pname, value)
-    config = LaunchConfig(kernel=name, soc=soc, block_num=block_num, kind=kind)
+    config = LaunchConfig(kernel=name, soc=soc, block_num=block_num, kind=kind,
+                          vector_functions=vf_fusion)
     launch = Launch(config, memory, replace(options, hints=PYASC_HINTS))
 
     # The cores' views of a struct share their field values until one of them writes.

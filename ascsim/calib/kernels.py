@@ -39,8 +39,9 @@ def _add(shape, dtype: str, cores: int, copy_len: int, buffers: int = 1,
                           ub_gap, out_buffers)
 
 
-def _activation(shape, act: str, cores: int, tile: int, buffers: int = 2):
-    return vector.run_activation(tuple(shape), act, cores, tile, buffers)
+def _activation(shape, act: str, cores: int, tile: int, buffers: int = 2, vf: bool = False,
+                warm_l2: bool = False):
+    return vector.run_activation(tuple(shape), act, cores, tile, buffers, vf, warm_l2)
 
 
 def _softmax(shape, cores: int, rows_per_copy: int = 1):

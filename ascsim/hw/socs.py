@@ -220,7 +220,15 @@ _A2A3_TIMING = TimingParams(
     # at the L2 port rate. Rows of 512 B and more (the MDL slabs, DataCopy GM->L1 s2) are
     # bound by their bytes instead.
     gm_to_l1_row_cycles=4.0,
-    vector_ub_bank_conflict_factor=1.0,  # conflicts are left to an explicit UB-bank model
+    vector_ub_bank_conflict_factor=1.0,  # conflicts are the bank-group rule below
+    # [S18] 2201 UB: 16 bank groups x 3 banks x 4 KB of 128 rows of 32 B; "the vector unit reads
+    # or writes one 32 B row of each bank group per cycle", a read/read conflict is two reads in
+    # one group. A 256 B repeat reads 8 consecutive rows per source: two sources that do not
+    # lie 256 B apart modulo 512 B share groups and take two cycles. Checked on device-times.md
+    # §A1 Add c5 -> c6 (910B1): Vec 12.85 -> 6.95 us when y moves 256 B off x.
+    ub_bank_groups=16,
+    ub_bank_row_bytes=32,
+    ub_bank_group_reads_per_cycle=1,
     # [S10, S17] GM requests go out in 128/256/512 B pieces, 512 B-aligned ones at full rate;
     # a burst that starts off a 32 B boundary costs one more 512 B request. Checked on the fit
     # point DataCopy GM->UB s4 (2046 B bursts at 0.78x of the aligned rate: 2046/(2046+512)
@@ -258,6 +266,16 @@ _A5_TIMING = replace(
     # each (3540.6 µs MTE2 for 512 rows per K step), which a 4-cycle floor would overshoot by
     # half. Left without a floor until the 950 calibration sets one.
     gm_to_l1_row_cycles=0.0,
+    # The 950's vector functions (RegBase VF; pyasc fuses consecutive element-wise calls into
+    # one with vf_fusion): instructions stay in registers and issue out of order, two of a
+    # kind per cycle (cann-samples vector_function_getting_started section 7, "two Add
+    # instructions can complete in the same cycle"; only a few, such as ReduceSum, cannot).
+    # Loads from and stores to UB are instructions of the function too, one per 256 B register.
+    vector_function_issue_width=2,
+    # [S18] 3510 UB: 8 bank groups of 2 banks, each group with 2 read ports: two sources never
+    # conflict by group (only in one bank, or with more than two reads of a group, which is
+    # not modelled): no bank-group rule here.
+    ub_bank_groups=0,
 )
 
 # --- Per-core bandwidths (bytes/cycle) ----------------------------------------------------

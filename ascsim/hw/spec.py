@@ -294,6 +294,14 @@ class TimingParams:
             when its GM start is not 32-byte aligned (the DMA issues one more request).
         pipe_queue_depth: instructions a pipe's issue queue holds before the scalar unit
             stalls.
+        ub_bank_groups: UB bank groups a vector instruction's sources are read from, one
+            ``ub_bank_row_bytes`` row per group per cycle (``ub_bank_group_reads_per_cycle``
+            rows); consecutive rows lie in consecutive groups. 0: no bank-group rule.
+        ub_bank_row_bytes: bytes of one UB bank row.
+        ub_bank_group_reads_per_cycle: rows one bank group delivers per cycle.
+        vector_function_issue_width: vector instructions a vector function (a fused group of
+            element-wise instructions, pyasc's ``vf_fusion``) issues per cycle; 0: the SoC has
+            no vector functions, and a kernel compiled with ``vf_fusion`` is refused.
         kernel_start_cycles: scalar cycles every core spends before the kernel body's first
             API call: loading the kernel arguments, TPipe/queue set-up, copying the tiling
             struct in.
@@ -329,6 +337,10 @@ class TimingParams:
     vector_ub_bank_conflict_factor: float = 1.0
     gm_misaligned_extra_bytes: int = 0
     pipe_queue_depth: int = 32
+    ub_bank_groups: int = 0
+    ub_bank_row_bytes: int = 32
+    ub_bank_group_reads_per_cycle: int = 1
+    vector_function_issue_width: int = 0
     kernel_start_cycles: int = 0
     vector_step_cycles: int = 0
     burst_gap_cycles: float = 1.0
@@ -350,6 +362,11 @@ class TimingParams:
             "vector_ub_bank_conflict_factor must be >= 1",
         )
         _require(self.pipe_queue_depth >= 1, owner, "pipe_queue_depth must be >= 1")
+        _require(self.ub_bank_groups >= 0, owner, "ub_bank_groups must be >= 0")
+        _require(self.ub_bank_row_bytes > 0 and self.ub_bank_group_reads_per_cycle > 0, owner,
+                 "ub_bank_row_bytes and ub_bank_group_reads_per_cycle must be > 0")
+        _require(self.vector_function_issue_width >= 0, owner,
+                 "vector_function_issue_width must be >= 0")
         _require(0 < self.matmul_const_tiling_scalar_share <= 1, owner,
                  "matmul_const_tiling_scalar_share must be in (0, 1]")
 

@@ -78,6 +78,14 @@ class Core:
         self.timing = soc.timing
         self.costs = cost_table(soc)
         self.finished = False
+        # Records executed so far, and the vector function being built (see
+        # ascsim.sim.exec_vector.execute_vector): a run of fusible vector records only.
+        self.executed = 0
+        self.vf_group = None
+        # Per pipe, the starts of its last pipe_queue_depth instructions: an instruction
+        # leaves the pipe's issue queue when it starts, and the scalar unit cannot issue
+        # into a full queue.
+        self._queued = {pipe: deque(maxlen=self.timing.pipe_queue_depth) for pipe in PIPES}
 
     # ----------------------------------------------------------------- scalar work
     def scalar_work(self, cycles: float) -> None:
@@ -103,19 +111,25 @@ class Core:
         cost at its true start, its place on the pipe's timeline, and the observers. Returns
         the timeline entry (:class:`Instr`) for pipe instructions, the value for a scalar load,
         and None for synchronisation records."""
+        self.executed += 1
         return EXECUTORS[type(record)](self, record)
 
     def begin(self, pipe: str, ready: float) -> float:
         """Issue an instruction to ``pipe`` from the scalar unit (which spends its per-call
         cycles on it); returns its start: ``max(pipe free, issued, ready)``."""
         cycles = self.timing.scalar_cycles_per_call
-        scalar = self.scalar = self.scalar + cycles
+        queued = self._queued[pipe]
+        scalar = self.scalar
+        if len(queued) == queued.maxlen and queued[0] > scalar:
+            scalar = queued[0]  # the queue is full until its oldest instruction starts
+        scalar = self.scalar = scalar + cycles
         self.busy["S"] += cycles
         start = self.pipe_free[pipe]
         if scalar > start:
             start = scalar
         if ready > start:
             start = ready
+        queued.append(start)
         return start
 
     def place(self, pipe: str, op: str, start: float, busy: float, latency: float,

@@ -108,6 +108,10 @@ class CostTable:
         self.bank_factor = timing.vector_ub_bank_conflict_factor
         self.step_cycles = timing.vector_step_cycles
         self.scalar_per_call = timing.scalar_cycles_per_call
+        self.vf_width = timing.vector_function_issue_width
+        self.bank_groups = timing.ub_bank_groups
+        self._bank_rows = (timing.ub_bank_row_bytes, timing.ub_bank_group_reads_per_cycle)
+        self._bank_cycles: dict = {}
         self._vector: dict = {}
         self._paths: dict = {}
         #: Required operand alignment by memory space (a plain dict: looked up per operand).
@@ -232,6 +236,34 @@ class CostTable:
                 max(1, repeats), bytes_per_repeat)
             entry = self._vector[key] = (busy * self.bank_factor, latency)
         return entry
+
+    def bank_read_cycles(self, offsets: tuple) -> int:
+        """Cycles a 256 B repeat needs to read its sources at UB byte ``offsets`` (distinct
+        tensors) through the bank groups: each source reads consecutive rows from the group
+        its offset falls in; a group delivers ``ub_bank_group_reads_per_cycle`` rows a cycle.
+        1 when the SoC has no bank-group rule."""
+        groups = self.bank_groups
+        if not groups or len(offsets) < 2:
+            return 1
+        row, reads = self._bank_rows
+        key = tuple(sorted((o // row) % groups for o in offsets))
+        cycles = self._bank_cycles.get(key)
+        if cycles is None:
+            load = [0] * groups
+            for first in key:
+                for r in range(REPEAT_BYTES // row):
+                    load[(first + r) % groups] += 1
+            cycles = self._bank_cycles[key] = -(-max(load) // reads)
+        return cycles
+
+    def vector_function_step(self, op_class: str, dtype, repeats: int,
+                             moves: int) -> tuple[float, float]:
+        """(busy, latency) of an instruction that continues a vector function: its own issue
+        cycles plus one per 256 B register for each of ``moves`` UB loads or stores it adds,
+        issued ``vector_function_issue_width`` at a time beside the function's other
+        instructions (its operands stay in registers: no wait for the previous result)."""
+        busy, latency = self.vector(op_class, dtype, repeats)
+        return (busy + max(1, repeats) * moves) / self.vf_width, latency
 
     def sequence(self, steps, dtype_name: str, repeats: int) -> tuple[float, float]:
         """(busy, latency) of dependent vector steps, each over ``repeats`` repeats (or its own

@@ -297,14 +297,34 @@ def _on_scalar_unit(core, instr) -> None:
         core.scalar = instr.end
 
 
+#: How many of a core's latest pipe instructions a scalar load looks through for the one that
+#: wrote the value it reads (an older writer has long completed in any kernel that loops).
+PRODUCER_WINDOW = 256
+
+
+def last_write_done(core, access: tuple) -> float:
+    """When the latest pipe instruction writing the bytes of ``access`` (key, lo, hi) completes
+    (0: none among the core's last :data:`PRODUCER_WINDOW` instructions)."""
+    key, lo, hi = access
+    instrs = core.instrs
+    for instr in reversed(instrs[-PRODUCER_WINDOW:]):
+        for w_key, w_lo, w_hi in instr.writes:
+            if w_key == key and w_lo < hi and lo < w_hi:
+                return instr.done
+    return 0.0
+
+
 def execute_scalar_load(core, rec: ScalarLoad):
     src, loc = rec.src, rec.loc
     if src.mem.space == "GM":
         core.scalar_work(core.timing.gm_read_latency_cycles)  # the scalar unit stalls
         return view(core, src, 0, 1, loc)[0]
+    # The scalar unit needs the value itself: it waits for the pipe instruction that writes it
+    # (pyasc's automatic synchronisation puts a flag from that pipe to S before the read).
+    read = src.access(0, 1)
+    ready = max(gates_ready((src,)), last_write_done(core, read))
     _on_scalar_unit(core, core.issue("S", rec.op, core.timing.scalar_ld_st_cycles, 0, loc,
-                                     reads=(src.access(0, 1),), ready=gates_ready((src,)),
-                                     record=rec))
+                                     reads=(read,), ready=ready, record=rec))
     return view(core, src, 0, 1, loc)[0].item()
 
 

@@ -200,6 +200,77 @@ def _paired(regions, records) -> list:
     return [(r, rec) for r, recs in zip(regions, records) for rec in recs]
 
 
+# ------------------------------------------------------------------------- vector functions
+#: The element-wise ops pyasc's ``vf_fusion`` puts into a vector function (its FuseVFBlock
+#: pass: binary add/sub/mul/div/max/min/and/or/mul-add, unary abs/exp/ln/neg/not/relu/sqrt,
+#: exp of a difference); the forms with a scalar operand (adds, muls, ...) are not among them.
+VF_FUSIBLE = frozenset({"add", "sub", "mul", "div", "max", "min", "and", "or", "mul_add_dst",
+                        "abs", "exp", "ln", "neg", "not", "relu", "sqrt", "expdif"})
+
+
+class VectorFunctionRun:
+    """A vector function being built on a core: a run of fusible element-wise records of one
+    element count and type with no other record between them (pyasc fuses exactly such runs).
+
+    ``seq``: the core's record number of the last member; ``produced``/``loaded``: the UB
+    tensors (memory key, offset) the function has written / read from UB so far."""
+
+    __slots__ = ("count", "dtype", "seq", "produced", "loaded")
+
+    def __init__(self, count: int, dtype, seq: int, produced: set, loaded: set):
+        self.count = count
+        self.dtype = dtype
+        self.seq = seq
+        self.produced = produced
+        self.loaded = loaded
+
+
+def _key(region: Region) -> tuple:
+    return region.mem.key, region.offset
+
+
+def _continue_function(core, rec: Vector, spec: VectorOp, repeats: int, reads, writes):
+    """Price ``rec`` as the next instruction of the core's vector function, or return None
+    when it does not continue one (then it starts a new run, priced on its own).
+
+    The first instruction of a run costs what it costs alone (its loads and its store are in
+    that cost). Each further one issues beside the others (``vector_function_issue_width`` per
+    cycle), adding its own issue cycles and a load for each UB tensor the function has not
+    read or written yet and a store for each new destination (every destination is counted,
+    though pyasc drops the stores of those used only inside the function); it waits only for
+    the tensors the function has not produced itself, which stay in registers."""
+    dst = rec.dst
+    run = core.vf_group
+    seq = core.executed
+    if (run is None or run.seq != seq - 1 or run.count != dst.count
+            or run.dtype != dst.dtype):
+        core.vf_group = VectorFunctionRun(dst.count, dst.dtype, seq, {_key(dst)},
+                                          {_key(s) for s in rec.srcs})
+        return None
+    run.seq = seq
+    produced, loaded = run.produced, run.loaded
+    moves = 0
+    outside = []
+    for src in rec.srcs:
+        key = _key(src)
+        if key not in produced:
+            outside.append(src)
+            if key not in loaded:
+                loaded.add(key)
+                moves += 1
+    dst_key = _key(dst)
+    if dst_key not in produced:
+        produced.add(dst_key)
+        outside.append(dst)
+        moves += 1
+    busy, latency = core.costs.vector_function_step(spec.cost, dst.dtype, repeats, moves)
+    ready = gates_ready(outside)
+    start = core.begin("V", ready if ready > rec.after else rec.after)
+    instr = core.place("V", rec.op, start, busy, latency, rec.loc, reads, writes, rec)
+    gates_done((dst, *rec.srcs), instr.done)
+    return instr
+
+
 # ------------------------------------------------------------------------------ element-wise
 def execute_vector(core, rec: Vector):
     spec = VECTOR_OPS.get(rec.op)
@@ -225,8 +296,20 @@ def execute_vector(core, rec: Vector):
         check_accesses(core, _paired((*srcs, dst), (*per_src, writes)), loc)
     if spec.reads_dst:
         reads.extend(writes)
+    if core.launch.vector_functions and rec.lanes is None and rec.op in VF_FUSIBLE:
+        instr = _continue_function(core, rec, spec, repeats, tuple(reads), writes)
+        if instr is not None:
+            return instr
     src_dtype = srcs[0].dtype if srcs else dst.dtype
-    busy, latency = core.costs.vector(spec.cost, src_dtype, repeats)
+    costs = core.costs
+    busy, latency = costs.vector(spec.cost, src_dtype, repeats)
+    if costs.bank_groups and len(srcs) + spec.reads_dst > 1:
+        sources = {s.offset for s in srcs}
+        if spec.reads_dst:
+            sources.add(dst.offset)
+        conflict = costs.bank_read_cycles(tuple(sources)) * max(1, repeats)
+        if conflict > busy:
+            busy = conflict
     return _place(core, rec, regions, busy, latency, tuple(reads), writes)
 
 

@@ -92,18 +92,27 @@ DEFAULT_HINTS = {
 
 @dataclass(frozen=True, kw_only=True)
 class LaunchConfig:
-    """What to launch: ``block_num`` blocks of ``kind`` on ``soc``."""
+    """What to launch: ``block_num`` blocks of ``kind`` on ``soc``.
+
+    ``vector_functions``: the kernel was compiled with its consecutive element-wise vector
+    instructions fused into vector functions (pyasc's ``vf_fusion``); the machine prices such
+    runs as one pass (:func:`ascsim.sim.exec_vector.execute_vector`). Only on a SoC that has
+    vector functions (``vector_function_issue_width`` > 0)."""
 
     kernel: str
     soc: SocSpec
     block_num: int
     kind: str = "AIV_ONLY"
+    vector_functions: bool = False
 
     def __post_init__(self):
         if self.block_num <= 0:
             raise ValueError(f"block_num must be positive, got {self.block_num}")
         if self.kind not in KERNEL_KINDS:
             raise ValueError(f"kernel kind must be one of {KERNEL_KINDS}, got {self.kind!r}")
+        if self.vector_functions and not self.soc.timing.vector_function_issue_width:
+            raise ValueError(f"kernel {self.kernel}: vf_fusion needs vector functions, which "
+                             f"{self.soc.name} does not have (the Ascend950 does)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -153,6 +162,8 @@ class Launch:
         self.options = options
         # No values computed, no bytes moved (LaunchOptions.timing_only): the executors ask this.
         self.values = not options.timing_only
+        # Runs of element-wise vector instructions are priced as vector functions.
+        self.vector_functions = config.vector_functions
         # The front-end's advice for the machine's findings, by finding kind (see :meth:`hint`).
         self.hints = {**DEFAULT_HINTS, **options.hints}
         self.soc = config.soc

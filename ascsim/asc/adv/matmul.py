@@ -268,6 +268,10 @@ class Matmul:
         self._region_rows = self._region_cols = range(0)  # its row and column indices
         self._block: _Block | None = None
         self._resident: dict[str, tuple | None] = {"a": None, "b": None}
+        # Per operand, when MTE1 last read each of the slabs still in L1 (oldest first), and
+        # the current slab: a new slab overwrites the oldest once MTE1 is done with it.
+        self._l1_reads: dict[str, deque] = {"a": deque(maxlen=1), "b": deque(maxlen=1)}
+        self._l1_reading = {"a": 0.0, "b": 0.0}
         self._pending = 0.0  # completion of an asynchronous iterate_all
         self._pending_from = None  # the AIC that runs it
         self._batch_num = (1, 1)  # set_batch_num: iterate_batch's default batch counts
@@ -295,6 +299,23 @@ class Matmul:
         two_fit = 2 * t.base_m * t.base_n * 4 <= current_core().soc.l0c_bytes
         buffers = 2 if int(getattr(tiling, "db_l0c", 1)) == 2 and two_fit else 1
         self._l0c_free = deque(maxlen=buffers)
+        self._l1_reads = {op: deque(maxlen=self._l1_slots(tiling, op)) for op in "ab"}
+        self._l1_reading = {"a": 0.0, "b": 0.0}
+
+    def _l1_slots(self, tiling, op: str) -> int:
+        """Slabs of operand ``op`` that L1 holds at once. The NORM template moves one base block
+        per load into one L1 buffer and hands L1 over per K step, so a K step's loads wait for
+        MTE1 to finish the previous step's moves of both operands (asc-devkit
+        matmul_high_performance README, cases 0-3: no L1 multi-block caching; the published
+        MTE2 and MTE1 times add up to the total, 582516 + 162104 of 759364 us in case 0);
+        MDL ping-pongs when depthA1 / (stepM * stepKa) = 2 (same README, case 4)."""
+        if not self.config.do_multi_data_load:
+            return 1
+        depth = int(getattr(tiling, "depth_a1" if op == "a" else "depth_b1", 0))
+        t = self.tiling
+        per_slab = (max(1, t.step_m) * max(1, t.step_k_a) if op == "a"
+                    else max(1, t.step_n) * max(1, t.step_k_b))
+        return 2 if depth >= 2 * per_slab else 1
 
     def _check_fits(self, loc) -> None:
         t, soc = self.tiling, current_core().soc
@@ -564,6 +585,10 @@ class Matmul:
         if resident is not None and resident[0] == key:
             return resident[1]
         aic.execute(MatmulBookkeeping("l1_load", self._const_tiling, loc))
+        reads = self._l1_reads[op]
+        if resident is not None:  # the current slab joins the older ones
+            reads.append(self._l1_reading[op])
+        free = reads[0] if len(reads) == reads.maxlen else 0.0
         rows = min(cover * base, extent - first * base)
         mtype = self.a_type if op == "a" else self.b_type
         nbytes = rows * k_len * mtype.dtype.sizeof()
@@ -585,7 +610,7 @@ class Matmul:
             region = Region(src.buffer, slab.first, slab.nbytes // np_dtype.itemsize, np_dtype)
             bursts, l2 = Bursts(0, 0, slab.width, slab.pitch, slab.width, slab.count), None
         instr = aic.execute(Copy(region, None, bursts, loc, f"matmul_load_{op}", path="GM->L1",
-                                 gm=l2, runs=runs))
+                                 gm=l2, runs=runs, after=free))
         done = instr.done
         if op == "b" and self._sparse is not None:  # its indices: a 2-bit one per B byte
             index = aic.execute(Copy(None, None, Bursts.contiguous(-(-nbytes // 4)), loc,
@@ -662,6 +687,10 @@ class Matmul:
             b_depth = -(-depth // 2) if sparse else depth  # a sparse B: the dense half of K
             lb = aic.execute(Copy(None, None, Bursts.contiguous(b_depth * cols * esize), loc,
                                   "matmul_load_l0b", path="L1->L0B", after=b_ready))
+            if self.config.do_multi_data_load:
+                self._l1_reading["a"], self._l1_reading["b"] = la.end, lb.end
+            else:  # NORM hands L1 over per K step: both operands' L1->L0 moves done
+                self._l1_reading["a"] = self._l1_reading["b"] = max(la.end, lb.end)
             if sparse:  # and its indices, into the Cube's index buffer
                 lb = aic.execute(Copy(None, None, Bursts.contiguous(-(-b_depth * cols // 4)),
                                       loc, "matmul_load_sparse_index", path="L1->L0B",
