@@ -111,7 +111,8 @@ class _Call:
         self.x, self.w, self.b = x, w, b
         self.spec, self.plan, self.soc, self.act = spec, plan, soc, act
         self.dtype = _TORCH_DTYPES[spec.dtype]
-        self.one = torch.ones(1, dtype=self.dtype)  # the constant of the bias K block
+        # The constant of the bias K block: 16 in a row (950: one DN2NZ burst of a column).
+        self.one = torch.ones(16, dtype=self.dtype)
         self.epi_table = _epilogue_table(spec.dtype, plan.epi_pix)
         if plan.w_prepass:  # zeros: the pre-pass leaves the padding rows of a block unset
             self.xt = torch.zeros(1, dtype=self.dtype)

@@ -130,7 +130,9 @@ def _stage_in(fm, wl1, bl1, resident, x_gm, w_gm, b_gm, nb, lo, l1h, pitch, co0,
         _load_weights(wl1, w_gm, co0, nt, ch0, chn, g, p)
     elif reload:
         _load_weights(resident[c1_0 * p.kk * _r16(nt) * c0:], w_gm, co0, nt, ch0, chn, g, p)
-    if s == 0:
+    if s == 0 and p.dn2nz:  # the bias as one column: one DN2NZ burst
+        asc.data_copy(bl1, b_gm[co0:], asc.Dn2NzParams(1, nt, 1, 0, nt, _r16(nt), 1, 0))
+    elif s == 0:  # ND2NZ: a burst per output channel
         asc.data_copy(bl1, b_gm[co0:], asc.Nd2NzParams(1, nt, 1, 0, 1, _r16(nt), 1, 0))
     return c1_0, g, synced
 
@@ -182,7 +184,10 @@ def conv_cube(x_gm, w_gm, b_gm, one_gm, out_gm, p: asc.ConstExpr, fused: asc.Con
     if fused and p.dn2nz:  # the two fp32 hand-off buffers at the start of each AIV's UB
         ub = asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 0, 2 * p.handoff_elems)
     # One fractal whose first column is 1: the A side of the bias block.
-    asc.data_copy(ones, one_gm, asc.Nd2NzParams(1, 16, 1, 0, 0, 16, 1, 0))
+    if p.dn2nz:  # 16 ones in a row of GM: one DN2NZ burst (ND2NZ: a burst per row)
+        asc.data_copy(ones, one_gm, asc.Dn2NzParams(1, 16, 1, 0, 16, 16, 1, 0))
+    else:
+        asc.data_copy(ones, one_gm, asc.Nd2NzParams(1, 16, 1, 0, 0, 16, 1, 0))
     asc.set_load_data_padding_value(0)
     loaded_co0 = -1  # the channel block whose weights are resident in L1
     quant = QUANT[("float32", out_gm.dtype.name)]
