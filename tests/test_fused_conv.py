@@ -334,7 +334,7 @@ def test_resident_weights_are_reloaded_per_channel_block(soc_name, variant):
     crosses a block boundary reloads the block's weights in L1 after MTE1 is done with the
     previous block's; the result matches the fp64 reference."""
     x, wt, b = _inputs(torch.float16, n=2, cin=32, h=16, w=16, cout=64)
-    tiling = {"nt": 16, "pixels": 32}
+    tiling = {"nt": 16, "pixels": 32, "window": False}  # the window: see its own test
     spec = conv_spec_from(x.shape, wt.shape, b.shape, "float16", [1, 1], [1, 1, 1, 1], [1, 1])
     p = plan_conv(spec, get_soc(soc_name), **tiling)
     assert p.w_resident and p.n_blocks == 4 and p.tiles >= 2 * p.cores
@@ -388,6 +388,92 @@ def test_even_tiles_split_an_image_by_strips_and_match_the_reference(monkeypatch
     assert not any(r.findings for r in info.kernels)
 
 
+@pytest.mark.parametrize("soc_name,variant,buffers", [("Ascend950PR_9579", "semi", 2),
+                                                      ("Ascend950PR_9579", "fused", 1),
+                                                      ("Ascend910B1", "semi", 2)])
+def test_feature_map_window_reads_each_row_once_and_matches_the_reference(
+        monkeypatch, soc_name, variant, buffers):
+    """With the L1 window each core's segment (its tiles of one image and channel block) keeps
+    its input rows in L1 and a tile copies in only the rows earlier tiles have not: less GM
+    traffic than staging every tile's rows, and the same result, across images, channel
+    blocks (the weights reload), stride 2, unequal pads, with one window or two alternating."""
+    x, wt, b = _inputs(torch.float16, n=3, cin=40, h=21, w=23, cout=48)
+    pads, strides = [1, 2, 0, 1], [2, 1]
+    spec = conv_spec_from(x.shape, wt.shape, b.shape, "float16", strides, pads, [1, 1])
+    soc = get_soc(soc_name)
+    staged = plan_conv(spec, soc, nt=16, pixels=32, window=False)
+    plan = plan_conv(spec, soc, nt=16, pixels=32, window=True)
+    assert plan.window and not staged.window and plan.n_blocks == 3
+    assert plan.tiles > 2 * plan.cores and plan.win_buffers == 2
+    assert conv_plan._traffic(plan) < conv_plan._traffic(staged)
+    segments = plan.segments()
+    assert sum(end - first for _, first, end in segments) == plan.tiles
+    assert any(first % plan.pix_blocks for _, first, _ in segments)  # mid-image starts
+    per_block = plan.n * plan.pix_blocks
+    crosses = any(c == d and f // per_block != g // per_block  # a core reloads the weights
+                  for (c, f, _), (d, g, _) in zip(segments, segments[1:]))
+    assert crosses == (soc_name == "Ascend950PR_9579")  # 910B: ranges end on block edges
+    plan = dataclasses.replace(plan, win_buffers=buffers)
+    monkeypatch.setattr(fused_conv_module, "plan_conv", lambda *args, **kwargs: plan)
+    xp = torch.nn.functional.pad(x.double(), (pads[2], pads[3], pads[0], pads[1]))
+    want = torch.tanh(torch.nn.functional.conv2d(xp, wt.double(), b.double(), stride=strides))
+    y, info = fused_conv_tanh(x, wt, b, strides, pads, variant=variant, soc=soc_name,
+                              return_report=True, tiling={})
+    assert torch.allclose(y.double(), want, rtol=2e-3, atol=2e-3)
+    assert not any(r.findings for r in info.kernels)
+
+
+@pytest.mark.parametrize("variant,window", [("semi", False), ("semi", True),
+                                            ("fused", True), ("unfused", False)])
+def test_filter_prepass_lays_the_weights_out_as_l1_holds_them(variant, window):
+    """950 filter pre-pass: the AIVs lay OIHW out in GM as [block][c1][kh][kw][nt_pad][C0]
+    and every AIC copies its weights in contiguously after sync_all; a tail input channel
+    block (40 = 16 + 16 + 8) and a short last output block (48 = 32 + 16, pitch 16) come
+    out right, with and without the feature-map window, and in one kernel with the fused
+    epilogue."""
+    x, wt, b = _inputs(torch.float16, n=2, cin=40, h=14, w=15, cout=48)
+    spec = conv_spec_from(x.shape, wt.shape, b.shape, "float16", [1, 1], [1, 1, 1, 1], [1, 1])
+    soc = get_soc("Ascend950PR_9579")
+    tiling = {"nt": 32, "pixels": 32, "window": window, "w_prepass": True}
+    plan = plan_conv(spec, soc, **tiling)
+    assert plan.w_prepass and plan.window == window and plan.n_blocks == 2 and plan.c1 == 3
+    want = torch.tanh(torch.nn.functional.conv2d(x.double(), wt.double(), b.double(),
+                                                 padding=1))
+    y, info = fused_conv_tanh(x, wt, b, [1, 1], [1, 1, 1, 1], variant=variant,
+                              soc="Ascend950PR_9579", return_report=True, tiling=tiling)
+    assert torch.allclose(y.double(), want, rtol=2e-3, atol=2e-3)
+    assert not any(r.findings for r in info.kernels)
+    assert info.kernels[0].kernel_type.startswith("MIX")
+    assert info.workspace_bytes >= plan.wt_elems * 2
+
+
+def test_filter_prepass_is_chosen_where_it_saves_weight_bursts():
+    """By default the pre-pass runs where DN2NZ's burst per (output, input) channel pair
+    would cost the busiest AIC more than the pre-pass; never for a 1x1 filter or on 910B."""
+    soc = get_soc("Ascend950PR_9579")
+    big = conv_spec_from((2, 128, 56, 56), (128, 128, 3, 3), (128,), "float32", [2, 2],
+                         [1, 1, 1, 1], [1, 1])
+    assert plan_conv(big, soc).w_prepass
+    small = conv_spec_from((1, 8, 16, 16), (16, 8, 3, 3), (16,), "float16", [1, 1],
+                           [1, 1, 1, 1], [1, 1])
+    assert not plan_conv(small, soc).w_prepass
+    pointwise = conv_spec_from((1, 128, 16, 16), (128, 128, 1, 1), (128,), "float32", [1, 1],
+                               [0, 0, 0, 0], [1, 1])
+    assert not plan_conv(pointwise, soc).w_prepass
+    assert not plan_conv(big, get_soc("Ascend910B1")).w_prepass
+    with pytest.raises(ValueError, match="w_prepass=True: the filter pre-pass is for SoCs"):
+        plan_conv(big, get_soc("Ascend910B1"), w_prepass=True)
+
+
+def test_window_knob_is_checked():
+    x, wt, b = _inputs(torch.float16)
+    spec = conv_spec_from(x.shape, wt.shape, b.shape, "float16", [1, 1], [1, 1, 1, 1], [1, 1])
+    with pytest.raises(ValueError, match="window='yes' must be True, False or None"):
+        plan_conv(spec, get_soc("Ascend950PR_9579"), window="yes")
+    with pytest.raises(ValueError, match="window=True: no tiling"):  # one tile per core
+        plan_conv(spec, get_soc("Ascend950PR_9579"), window=True)
+
+
 @pytest.mark.parametrize("change,match", [
     (dict(w=torch.zeros(8, 4, 3, 3, dtype=torch.float16)), "filter has 4 input channels"),
     (dict(b=torch.zeros(7, dtype=torch.float16)), "bias has 7 values"),
@@ -424,12 +510,20 @@ def test_fused_on_950_hands_tiles_over_by_fixpipe_to_ub(act, case_id):
     kw = case.kwargs()
     plan = plan_conv(conv_spec_from(xs, ws, bs, case.dtypes[0], kw["strides"], kw["pads"],
                                     kw["dilations"]), get_soc("Ascend950PR_9579"))
-    # Every pixel x padded channel of every tile, in fp32; nothing through GM.
+    # Every pixel x padded channel of every tile, in fp32; no result through GM (the only
+    # workspace is the filter pre-pass's, with its one barrier).
     assert moved["L0C->UB"] == plan.n * plan.hw * plan.n_blocks * plan.nt_pad * 4
-    assert info.cross_core_handoffs == plan.tiles
-    assert moved.get("L0C->GM", 0) == 0 and info.workspace_bytes == 0
-    # GM->UB: only the gather table, once per AIV.
-    assert moved["GM->UB"] == 2 * plan.cores * 16 * plan.ub_pix * 4
+    assert info.cross_core_handoffs == plan.tiles + plan.w_prepass
+    size = 4 if plan.dtype == "float32" else 2
+    assert moved.get("L0C->GM", 0) == 0
+    assert info.workspace_bytes == plan.w_prepass * plan.wt_elems * size
+    # GM->UB: the gather table, once per AIV; with the pre-pass also the filter (once) and
+    # the pre-pass's offset tables.
+    table = 2 * plan.cores * 16 * plan.ub_pix * 4
+    if plan.w_prepass:
+        assert moved["GM->UB"] > table + plan.cout * plan.cin * plan.kk * size
+    else:
+        assert moved["GM->UB"] == table
 
 
 def test_fused_on_910b_still_goes_through_the_gm_workspace():

@@ -18,7 +18,7 @@ transposing write); the vector epilogue turns it into NCHW.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ascsim.hw.spec import SocSpec
 from ascsim.ops.conv_spec import ConvSpec
@@ -28,6 +28,7 @@ M_TARGET = 512  # most pixels per tile (the planner may choose fewer rows)
 L0_BUDGET = 32 * 1024  # bytes per L0A / L0B buffer (two buffers each)
 STAGE_BUDGET = 112 * 1024  # bytes per L1 stage (two stages + bias + ones fractal)
 RESIDENT_BUDGET = 320 * 1024  # bytes of L1 for weights kept across tiles
+PREPASS_ELEMS = 4096  # elements per pre-pass gather (its UB buffers and tables)
 EPI_MAX_PIXELS = 1024  # most pixels (x 16 channels) per vector epilogue piece
 # Planning estimate, not a timing constant: the AIC cycles a tile costs besides its mmads and
 # loads (fmatrix, flags, the FixPipe start, the first load's latency). It only weighs fewer,
@@ -88,6 +89,21 @@ class ConvPlan:
     # one strip at most; else tile j holds pixels [j * tp, (j + 1) * tp) (the last is short).
     pix_blocks: int
     even: bool
+    # ``window``: L1 holds the whole input window of each of a core's segments (its tiles of
+    # one image and channel block, :meth:`segments`), ``win_rows`` input rows at most; a tile
+    # copies in only the rows the segment's earlier tiles have not, so the rows tiles share
+    # (the filter's halo, and whole rows under tiles that start mid-row) are read from GM
+    # once. Else each tile stages its own rows. ``win_buffers``: two windows alternate by
+    # segment when they fit L1 (a segment's rows load while the previous one computes), else
+    # one (a segment's first copy waits for the cube to be done with the previous one).
+    window: bool = False
+    win_rows: int = 0
+    win_buffers: int = 0
+    # ``w_prepass`` (950, Kh*Kw > 1): the AIVs of the conv launch first lay the filter out in a
+    # GM workspace exactly as L1 holds it ([block][c1][kh][kw][nt_pad][C0], zero padded), then
+    # all cores meet at ``sync_all`` and each AIC copies its weights in contiguously: DN2NZ
+    # from OIHW costs one burst per (output, input) channel pair, on every AIC.
+    w_prepass: bool = False
 
     # ------------------------------------------------------------------ derived sizes
     @property
@@ -158,7 +174,60 @@ class ConvPlan:
 
     @property
     def fm_elems(self) -> int:
-        return self.g * self.in_rows * self.w * self.c0
+        """Feature-map elements per L1 stage (0 with ``window``: the rows live in the window)."""
+        return 0 if self.window else self.g * self.in_rows * self.w * self.c0
+
+    @property
+    def wt_elems(self) -> int:
+        """Elements of the pre-pass filter workspace (every channel block at the full
+        ``nt_pad`` pitch; the last block's own pitch is smaller and fits inside)."""
+        return self.n_blocks * self.c1 * self.kk * self.nt_pad * self.c0
+
+    @property
+    def prepass_layout(self) -> tuple[int, int, int, int]:
+        """(output channels per filter pre-pass unit, their UB row pitch, source buffer
+        elements, element index of its zero block) of the 950 ``weights_prepass``: units
+        small enough to reach every AIV of the launch (two per AIC; a unit's copies are
+        latency-bound, not rate-bound)."""
+        per_block = 32 // ITEMSIZE[self.dtype]
+        chunks = max(1, _ceil(2 * self.cores, self.n_blocks * self.c1))
+        wr = max(1, min(_ceil(self.nt, chunks), PREPASS_ELEMS // (self.kk * self.c0)))
+        w_pitch = _ceil(self.c0 * self.kk, per_block) * per_block
+        zero_at = wr * w_pitch
+        return wr, w_pitch, zero_at + per_block, zero_at
+
+    @property
+    def prepass_ub_bytes(self) -> int:
+        """UB bytes of the filter pre-pass: source rows, gathered output, offset table."""
+        size = ITEMSIZE[self.dtype]
+        return _ceil(self.prepass_layout[2] * size, 32) * 32 + PREPASS_ELEMS * (size + 4)
+
+    @property
+    def window_elems(self) -> int:
+        """L1 elements of one feature-map window ([c1][win_rows][w][C0]; 0 without)."""
+        return self.c1 * self.win_rows * self.w * self.c0 if self.window else 0
+
+    def segments(self) -> list[tuple[int, int, int]]:
+        """(core, first tile, end tile) of every segment: a core's contiguous tiles of one
+        image and channel block (the kernel's ``tile_range`` split at image boundaries)."""
+        out = []
+        for c in range(self.cores):
+            t, end = c * self.tiles // self.cores, (c + 1) * self.tiles // self.cores
+            while t < end:
+                stop = min(end, (t // self.pix_blocks + 1) * self.pix_blocks)
+                out.append((c, t, stop))
+                t = stop
+        return out
+
+    def segment_rows(self, first: int, end: int) -> int:
+        """Input rows in L1 (padding excluded) under the output pixels of tiles [first, end)
+        of one segment."""
+        p0 = self.tile_pixels(first % self.pix_blocks)[0]
+        q0, m = self.tile_pixels((end - 1) % self.pix_blocks)
+        ho0, ho1 = p0 // self.wo, (q0 + m - 1) // self.wo
+        lo = max(ho0 * self.sh - self.pt, 0)
+        hi = min(ho1 * self.sh + self.span_h - self.pt, self.h)
+        return max(hi - lo, 1)
 
     @property
     def w_elems(self) -> int:
@@ -229,24 +298,49 @@ class ConvPlan:
         return self.n * self.hw * self.cout * self.cin * self.kk
 
 
-#: Tiling knobs a caller (or the tuner) may fix: output channels per tile (a multiple of 16)
-#: and the target pixels per tile (fewer when that would leave AICs idle).
-TILING_KNOBS = ("nt", "pixels")
+#: Tiling knobs a caller (or the tuner) may fix: output channels per tile (a multiple of 16),
+#: the target pixels per tile (fewer when that would leave AICs idle), whether L1 holds
+#: each core's feature-map window (``ConvPlan.window``) and whether the AIVs lay the filter
+#: out first (``ConvPlan.w_prepass``); by default the planner decides the last two.
+TILING_KNOBS = ("nt", "pixels", "window", "w_prepass")
+# Planning estimate, not a timing constant: AIC cycles the filter pre-pass adds before the
+# first weight copy (the AIVs' GM read, gather and write, and the sync_all), weighed against
+# the DN2NZ bursts it saves on the busiest AIC.
+PREPASS_CYCLES = 2400
+# Planning estimate: AIC cycles one DN2NZ weight burst costs (its descriptor, and the 32 B
+# that a burst starting off a 32 B boundary reads in addition: most Kh*Kw bursts do).
+WEIGHT_BURST_CYCLES = 2.0
 
 
 def plan_conv(spec: ConvSpec, soc: SocSpec, nt: int | None = None,
-              pixels: int = M_TARGET) -> ConvPlan:
-    """Tile ``spec`` for ``soc``: of the (channel-tile width, pixels per tile) pairs that
-    fit the SoC, the one with the least estimated work on the busiest AIC
+              pixels: int = M_TARGET, window: bool | None = None,
+              w_prepass: bool | None = None) -> ConvPlan:
+    """Tile ``spec`` for ``soc``: of the (channel-tile width, pixels per tile, window) choices
+    that fit the SoC, the one with the least estimated work on the busiest AIC
     (:func:`estimate_cycles`; ties: less GM -> L1 traffic). ``nt`` fixes the channel-tile
-    width, ``pixels`` caps the pixels per tile; no fitting plan raises ValueError."""
+    width, ``pixels`` caps the pixels per tile, ``window`` True / False requires / forbids
+    the L1 feature-map window, ``w_prepass`` the filter pre-pass (950 only, filters larger
+    than 1x1; by default when it saves more than it costs, :func:`_with_prepass`); no fitting
+    plan raises ValueError."""
     if nt is not None and (nt < 16 or nt % 16 or nt > 512):
         raise ValueError(f"tiling knob nt={nt} must be a multiple of 16 from 16 to 512")
     if pixels < 16 or pixels % 16:
         raise ValueError(f"tiling knob pixels={pixels} must be a multiple of 16")
+    for name, value in (("window", window), ("w_prepass", w_prepass)):
+        if value not in (None, True, False):
+            raise ValueError(f"tiling knob {name}={value!r} must be True, False or None")
+    if w_prepass and not (soc.mte2_dn2nz and spec.kh * spec.kw > 1):
+        raise ValueError("tiling knob w_prepass=True: the filter pre-pass is for SoCs that "
+                         f"read OIHW by DN2NZ (not {soc.name}) and filters larger than 1x1")
     widths = range(16, min(_round16(spec.cout), 256) + 1, 16) if nt is None else (nt,)
     plans = [_plan(spec, soc, w, t, k) for w in widths
              for t, k in _tile_pixels(spec, soc, w, pixels)]
+    windowed = [w for w in (_windowed(p, soc) for p in plans) if w is not None]
+    plans = {None: plans + windowed, False: plans, True: windowed}[window]
+    if not plans:
+        raise ValueError("tiling knob window=True: no tiling of this convolution has a core "
+                         "running several tiles with resident weights, which the window needs")
+    plans = [_with_prepass(p, soc, w_prepass) for p in plans]
     fitting = [p for p in plans if not _problems(p, soc)]
     if not fitting:  # report the problems of the plan the search would have preferred
         _check_fits(min(plans, key=lambda p: (estimate_cycles(p, soc), _traffic(p))), soc)
@@ -271,6 +365,40 @@ def _tile_pixels(spec: ConvSpec, soc: SocSpec, nt: int, pixels: int) -> list[tup
         if tp <= cap:
             out.add((tp, k))
     return sorted(out, key=lambda c: (c[0], c[1] or 0)) or [(cap, None)]
+
+
+def _weight_bursts(p: ConvPlan) -> int:
+    """DN2NZ weight bursts of the busiest AIC: one per (output, input) channel pair of each
+    channel block it loads (resident: at most two blocks; else every tile's)."""
+    loads = min(p.n_blocks, 2) if p.w_resident else _ceil(p.tiles, p.cores)
+    return loads * p.nt * p.cin
+
+
+def _with_prepass(p: ConvPlan, soc: SocSpec, wanted: bool | None) -> ConvPlan:
+    """``p`` with the filter pre-pass on or off: as ``wanted``, or by default on where the
+    DN2NZ weight bursts it saves cost the busiest AIC more than the pre-pass."""
+    if not (soc.mte2_dn2nz and p.kk > 1):
+        return p
+    if wanted is None:
+        wanted = _weight_bursts(p) * WEIGHT_BURST_CYCLES > PREPASS_CYCLES \
+            and not _problems(replace(p, w_prepass=True), soc)
+    return replace(p, w_prepass=wanted)
+
+
+def _windowed(p: ConvPlan, soc: SocSpec) -> ConvPlan | None:
+    """``p`` with the feature-map window in L1 (``ConvPlan.window``), two alternating ones
+    when they fit, or None where it cannot help: the weights must stay resident (the window
+    takes the stages' place in L1) and some core must run several tiles (else nothing is
+    shared)."""
+    if not p.w_resident or p.tiles <= p.cores:
+        return None
+    rows = max(p.segment_rows(first, end) for _, first, end in p.segments())
+    # One channel block per stage: a Load3D reads the span of its blocks' rows, and a later
+    # tile appends rows to every block, so one read must not span two blocks (the rows it does
+    # not use would be written while it runs).
+    one = replace(p, window=True, win_rows=rows, win_buffers=1, g=1, g0=1)
+    two = replace(one, win_buffers=2)
+    return one if _problems(two, soc) else two
 
 
 def _busiest(p: ConvPlan) -> tuple[int, int]:
@@ -310,7 +438,8 @@ def estimate_cycles(p: ConvPlan, soc: SocSpec) -> float:
     mte1 = k * size * (16 * m16 / soc.bw.l1_to_l0a + per_core * p.nt_pad / soc.bw.l1_to_l0b)
     mte2 = _traffic(p) / soc.bw.gm_to_l1 + _bursts(p) * soc.timing.burst_gap_cycles
     scalar = per_core * (steps + 1) * STEP_SCALAR_CYCLES
-    return max(cube, mte1, mte2, scalar) + per_core * TILE_OVERHEAD_CYCLES
+    fixed = per_core * TILE_OVERHEAD_CYCLES + (PREPASS_CYCLES if p.w_prepass else 0)
+    return max(cube, mte1, mte2, scalar) + fixed
 
 
 def _bursts(p: ConvPlan) -> int:
@@ -319,7 +448,9 @@ def _bursts(p: ConvPlan) -> int:
     channel; the 910B pre-pass's OHWI: one per output channel and filter position). Feature
     map: one burst per channel (DN2NZ from NCHW) or per staged pixel and stage (910B: ND2NZ
     from the NHWC pre-pass)."""
-    if p.dn2nz:
+    if p.w_prepass:  # a contiguous copy per stage
+        per_load = p.stages
+    elif p.dn2nz:
         per_load = p.nt * (p.cin if p.kk > 1 else 1)
     else:
         per_load = p.nt * p.kk
@@ -333,7 +464,13 @@ def _traffic(p: ConvPlan) -> float:
     per_tile = p.c1 * p.in_rows * p.w * 32 + (0 if p.w_resident else p.c1 * p.kk * p.nt_pad * 32)
     # A core's contiguous tile range crosses at most one channel-block boundary.
     reloads = min(p.n_blocks, 2)
-    return _ceil(p.tiles, p.cores) * per_tile + reloads * p.resident_elems * ITEMSIZE[p.dtype]
+    weights = reloads * p.resident_elems * ITEMSIZE[p.dtype]
+    if p.window:  # each segment's rows once
+        fm: dict[int, int] = {}
+        for core, first, end in p.segments():
+            fm[core] = fm.get(core, 0) + p.c1 * p.segment_rows(first, end) * p.w * 32
+        return max(fm.values()) + weights
+    return _ceil(p.tiles, p.cores) * per_tile + weights
 
 
 def _rows_touched(ho: int, wo: int, tp: int) -> int:
@@ -433,16 +570,19 @@ def _problems(p: ConvPlan, soc: SocSpec) -> list[str]:
     """What of the plan's buffers does not fit the SoC or its instruction fields."""
     size = ITEMSIZE[p.dtype]
     problems = []
-    if (p.resident_elems + 2 * p.stage_elems + 16 * p.c0) * size > soc.l1_bytes:
-        problems.append("L1 stages")
+    if (p.resident_elems + 2 * p.stage_elems + 16 * p.c0 + p.win_buffers * p.window_elems) \
+            * size \
+            > soc.l1_bytes:
+        problems.append("L1 stages" + (" and window" if p.window else ""))
     if 2 * p.l0a_elems * size > soc.l0a_bytes or 2 * p.l0b_elems * size > soc.l0b_bytes:
         problems.append("L0A/L0B buffers")
     if 2 * p.l0c_elems * 4 > soc.l0c_bytes:
         problems.append("L0C buffers")
-    if p.in_rows * p.w > 16384 or p.kk * p.nt_pad > 16384:
+    if max(p.in_rows, p.win_rows) * p.w > 16384 or p.kk * p.nt_pad > 16384:
         problems.append("DN2NZ strides")
-    if p.dn2nz and p.fused_ub_bytes > soc.ub_bytes:
-        problems.append("UB hand-off buffers of the fused variant")
+    if p.dn2nz and p.fused_ub_bytes + p.w_prepass * p.prepass_ub_bytes > soc.ub_bytes:
+        problems.append("UB hand-off buffers of the fused variant"
+                        + (" and its filter pre-pass" if p.w_prepass else ""))
     if p.ks * p.nt_pad // 16 > 255 or _ceil(p.tp, 16) > 255:
         problems.append("load_data repeat count")
     return problems

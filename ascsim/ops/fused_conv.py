@@ -88,6 +88,21 @@ def _prepass_tables(plan: ConvPlan) -> np.ndarray:
     return out.astype(np.uint32).reshape(-1)
 
 
+def _weight_tables(plan: ConvPlan) -> np.ndarray:
+    """Gather offsets of the 950 filter pre-pass (``weights_prepass``): [kh, kw][rows][C0]
+    from its unit's OIHW rows (full and tail channel block), each PRE_ELEMS long; padding
+    channels read the zero block."""
+    size = 4 if plan.dtype == "float32" else 2
+    wr, w_pitch, _, zero_at = plan.prepass_layout
+    out = np.full((2, PRE_ELEMS), zero_at * size, dtype=np.int64)
+    pos, r, ch = np.meshgrid(np.arange(plan.kk), np.arange(wr), np.arange(plan.c0),
+                             indexing="ij")
+    for row, valid in ((0, plan.c0), (1, plan.cin - (plan.c1 - 1) * plan.c0)):
+        tab = np.where(ch < valid, (r * w_pitch + ch * plan.kk + pos) * size, zero_at * size)
+        out[row, : tab.size] = tab.reshape(-1)
+    return out.astype(np.uint32).reshape(-1)
+
+
 # ------------------------------------------------------------------------------ variants
 class _Call:
     """One operator call: inputs, plan, buffers and the kernel launches of each variant."""
@@ -96,9 +111,15 @@ class _Call:
         self.x, self.w, self.b = x, w, b
         self.spec, self.plan, self.soc, self.act = spec, plan, soc, act
         self.dtype = _TORCH_DTYPES[spec.dtype]
-        self.one = torch.ones(1, dtype=self.dtype)  # the constant of the bias K block
+        # The constant of the bias K block: 16 in a row (950: one DN2NZ burst of a column).
+        self.one = torch.ones(16, dtype=self.dtype)
         self.epi_table = _epilogue_table(spec.dtype, plan.epi_pix)
-        if plan.dn2nz:
+        if plan.w_prepass:  # zeros: the pre-pass leaves the padding rows of a block unset
+            self.xt = torch.zeros(1, dtype=self.dtype)
+            self.wt = torch.zeros(plan.wt_elems, dtype=self.dtype)
+            self.tables = _weight_tables(plan)
+            self.pre_bytes = self.wt.numel() * self.wt.element_size()
+        elif plan.dn2nz:
             self.xt = self.wt = torch.zeros(1, dtype=self.dtype)
             self.tables = np.zeros(1, dtype=np.uint32)
             self.pre_bytes = 0
@@ -110,7 +131,7 @@ class _Call:
 
     def _conv(self, out) -> object:
         p = self.plan
-        kind = KernelType.AIC_ONLY if p.dn2nz else KernelType.MIX_AIC_1_2
+        kind = KernelType.AIC_ONLY if p.dn2nz and not p.w_prepass else KernelType.MIX_AIC_1_2
         return conv_kernel[p.cores](self.x, self.w, self.b, self.one, out, self.xt, self.wt,
                                     self.tables, p, kernel_type=kind)
 
@@ -121,7 +142,7 @@ class _Call:
     def run(self, variant: str, y: torch.Tensor):
         """(kernel reports, workspace bytes, cross-core hand-offs) of ``variant``."""
         p = self.plan
-        handoffs = 0 if p.dn2nz else 1  # the pre-pass -> cube barrier
+        handoffs = 0 if p.dn2nz and not p.w_prepass else 1  # the pre-pass -> cube barrier
         if variant == "semi":
             ws = torch.empty(p.workspace_elems, dtype=torch.float32)
             reports = (self._conv(ws), self._epilogue(ws, y))

@@ -28,6 +28,7 @@ TILE_READY = 0  # cross-core flag: AIC -> AIVs, a tile is in the workspace
 TILE_DONE = 1  # cross-core flag: AIVs -> AIC, a tile has been consumed
 LAG = 8  # tiles the AIC may run ahead of its AIVs
 RESIDENT_EVENT = 2  # MTE1 -> MTE2 event id guarding a reload of the resident weights
+WINDOW_EVENT = 3  # MTE1 -> MTE2 event ids 3, 4: MTE1 is done with feature-map window 0, 1
 
 QUANT = {("float32", "float16"): asc.QuantModes.F322F16,
          ("float32", "bfloat16"): asc.QuantModes.F322BF16,
@@ -86,7 +87,11 @@ def _load_weights(wl1, w_gm, co0, nt, ch0, chn, g, p: asc.ConstExpr):
     [c1, kh, kw][nt_pad][C0] (the ZN fractals of B)."""
     c0 = p.c0
     nt_pad = _r16(nt)
-    if p.dn2nz and p.kk == 1:  # a 1x1 filter is an ND matrix [Cout][Cin]
+    if p.w_prepass:  # laid out by the AIVs as L1 holds it: one contiguous copy
+        block = co0 // p.nt * p.c1 * p.kk * _r16(p.nt) * c0
+        asc.data_copy(wl1, w_gm[block + ch0 // c0 * p.kk * nt_pad * c0:],
+                      g * p.kk * nt_pad * c0)
+    elif p.dn2nz and p.kk == 1:  # a 1x1 filter is an ND matrix [Cout][Cin]
         asc.data_copy(wl1, w_gm[co0 * p.cin + ch0:],
                       asc.Nd2NzParams(1, nt, chn, 0, p.cin, nt_pad, 1, 0))
     elif p.dn2nz:
@@ -100,29 +105,36 @@ def _load_weights(wl1, w_gm, co0, nt, ch0, chn, g, p: asc.ConstExpr):
 
 
 @asc.jit
-def _stage_in(fm, wl1, bl1, resident, x_gm, w_gm, b_gm, nb, lo, l1h, co0, nt, s, reload,
-              p: asc.ConstExpr):
-    """Copy channel group ``s`` of the feature-map rows, and for the first group the bias, of a
-    tile into one L1 stage; the group's weights into the stage, or, when the tile starts a new
+def _stage_in(fm, wl1, bl1, resident, x_gm, w_gm, b_gm, nb, lo, l1h, pitch, co0, nt, s,
+              reload, synced, p: asc.ConstExpr):
+    """Copy channel group ``s`` of the feature-map rows [lo, lo + l1h) (none when l1h is 0)
+    to ``fm``, whose channel blocks are ``pitch`` rows apart, and for the first group the bias
+    into the L1 stage; the group's weights into the stage, or, when the tile starts a new
     block of resident weights (``reload``), into their place in the resident area (loaded
     group by group, so the first mmads need not wait for all of them)."""
     c0 = p.c0
     c1_0, g = stage_blocks(s, p)
     ch0 = c1_0 * c0
     chn = min(g * c0, p.cin - ch0)
-    if p.dn2nz:
+    if l1h > 0 and p.dn2nz:
         asc.data_copy(fm, x_gm[((nb * p.cin + ch0) * p.h + lo) * p.w:],
-                      asc.Dn2NzParams(1, l1h * p.w, chn, 0, p.h * p.w, l1h * p.w, 1, 0))
-    else:
+                      asc.Dn2NzParams(1, l1h * p.w, chn, 0, p.h * p.w, pitch * p.w, 1, 0))
+    elif l1h > 0:
         asc.data_copy(fm, x_gm[(nb * p.h * p.w + lo * p.w) * p.cp + ch0:],
-                      asc.Nd2NzParams(1, l1h * p.w, g * c0, 0, p.cp, l1h * p.w, 1, 0))
+                      asc.Nd2NzParams(1, l1h * p.w, g * c0, 0, p.cp, pitch * p.w, 1, 0))
+    loads = not p.w_resident or reload
+    if loads and not synced:  # the AIVs' filter pre-pass must be in GM (after the fm copy)
+        asc.sync_all(is_aiv_only=False)
+        synced = True
     if not p.w_resident:
         _load_weights(wl1, w_gm, co0, nt, ch0, chn, g, p)
     elif reload:
         _load_weights(resident[c1_0 * p.kk * _r16(nt) * c0:], w_gm, co0, nt, ch0, chn, g, p)
-    if s == 0:
+    if s == 0 and p.dn2nz:  # the bias as one column: one DN2NZ burst
+        asc.data_copy(bl1, b_gm[co0:], asc.Dn2NzParams(1, nt, 1, 0, nt, _r16(nt), 1, 0))
+    elif s == 0:  # ND2NZ: a burst per output channel
         asc.data_copy(bl1, b_gm[co0:], asc.Nd2NzParams(1, nt, 1, 0, 1, _r16(nt), 1, 0))
-    return c1_0, g
+    return c1_0, g, synced
 
 
 @asc.jit
@@ -159,8 +171,12 @@ def conv_cube(x_gm, w_gm, b_gm, one_gm, out_gm, p: asc.ConstExpr, fused: asc.Con
     dt = x_gm.dtype
     c0 = p.c0
     stage = p.stage_elems
-    l1 = asc.LocalTensor(dt, asc.TPosition.A1, 0, p.resident_elems + 2 * stage + 16 * c0)
+    l1 = asc.LocalTensor(dt, asc.TPosition.A1, 0, p.resident_elems + 2 * stage + 16 * c0
+                         + p.win_buffers * p.window_elems)
     resident = l1[2 * stage + 16 * c0:]
+    if p.window:  # [c1][rows of the segment][w][C0], after the resident weights
+        windows = l1[2 * stage + 16 * c0 + p.resident_elems:]
+        win = windows
     l0a = asc.LocalTensor(dt, asc.TPosition.A2, 0, 2 * p.l0a_elems)
     l0b = asc.LocalTensor(dt, asc.TPosition.B2, 0, 2 * p.l0b_elems)
     l0c = asc.LocalTensor(asc.float32, asc.TPosition.CO1, 0, 2 * p.l0c_elems)
@@ -168,7 +184,10 @@ def conv_cube(x_gm, w_gm, b_gm, one_gm, out_gm, p: asc.ConstExpr, fused: asc.Con
     if fused and p.dn2nz:  # the two fp32 hand-off buffers at the start of each AIV's UB
         ub = asc.LocalTensor(asc.float32, asc.TPosition.VECIN, 0, 2 * p.handoff_elems)
     # One fractal whose first column is 1: the A side of the bias block.
-    asc.data_copy(ones, one_gm, asc.Nd2NzParams(1, 16, 1, 0, 0, 16, 1, 0))
+    if p.dn2nz:  # 16 ones in a row of GM: one DN2NZ burst (ND2NZ: a burst per row)
+        asc.data_copy(ones, one_gm, asc.Dn2NzParams(1, 16, 1, 0, 16, 16, 1, 0))
+    else:
+        asc.data_copy(ones, one_gm, asc.Nd2NzParams(1, 16, 1, 0, 0, 16, 1, 0))
     asc.set_load_data_padding_value(0)
     loaded_co0 = -1  # the channel block whose weights are resident in L1
     quant = QUANT[("float32", out_gm.dtype.name)]
@@ -180,31 +199,74 @@ def conv_cube(x_gm, w_gm, b_gm, one_gm, out_gm, p: asc.ConstExpr, fused: asc.Con
     stage_count = 0
     step_count = 0
     tile_count = 0
+    # The window of the current segment (``p.window``): its first pixel, its input rows
+    # [w_lo, w_lo + w_h) with their fmatrix pads, its first pixel's place in its output rows,
+    # and the end of the rows copied in so far.
+    seg_p0, w_lo, w_h, w_pt, w_pb, w_m0, loaded = 0, 0, 1, 0, 0, 0, 0
+    segment_count = 0
+    # With the filter pre-pass the core meets the AIVs at sync_all before its first weight
+    # copy (its first feature-map copy is already under way); one without tiles meets them
+    # at the end.
+    synced = not p.w_prepass
     first, end = tile_range(asc.get_block_idx(), asc.get_block_num(), p)
     for t in asc.range(first, end):
         nb, p0, m, co0, nt = tile_geometry(t, p)
         reload = p.w_resident and co0 != loaded_co0
+        new_segment = p.window and (t == first or t % p.pix_blocks == 0)
+        one_window = new_segment and t != first and p.win_buffers == 1
+        if (reload and loaded_co0 >= 0) or one_window:
+            # MTE1 must be done with the previous block's weights / segment's rows.
+            asc.set_flag(asc.HardEvent.MTE1_MTE2, RESIDENT_EVENT)
+            asc.wait_flag(asc.HardEvent.MTE1_MTE2, RESIDENT_EVENT)
+        if new_segment and p.win_buffers == 2:
+            # Two windows: MTE1 marks the previous segment's window done, and this segment
+            # waits for the mark on its own window (set when the segment before the previous
+            # one ended).
+            if segment_count >= 1:
+                asc.set_flag(asc.HardEvent.MTE1_MTE2, WINDOW_EVENT + (segment_count - 1) % 2)
+            if segment_count >= 2:
+                asc.wait_flag(asc.HardEvent.MTE1_MTE2, WINDOW_EVENT + segment_count % 2)
+            win = windows[(segment_count % 2) * p.window_elems:]
+        if new_segment:
+            segment_count += 1
         if reload:
-            if loaded_co0 >= 0:  # MTE1 must be done with the previous block's weights
-                asc.set_flag(asc.HardEvent.MTE1_MTE2, RESIDENT_EVENT)
-                asc.wait_flag(asc.HardEvent.MTE1_MTE2, RESIDENT_EVENT)
             loaded_co0 = co0
         m_pad = _r16(m)
         nt_pad = _r16(nt)
         n1 = nt_pad // 16
         lo, l1h, ptop, pbot, m0 = _window(p0, m, p)
+        pitch = l1h
+        if new_segment:  # the segment runs to the core's end or the image's last tile
+            _, q0, qm, _, _ = tile_geometry(min(end, (t // p.pix_blocks + 1) * p.pix_blocks)
+                                            - 1, p)
+            w_lo, w_h, w_pt, w_pb, w_m0 = _window(p0, q0 + qm - p0, p)
+            seg_p0 = p0
+            loaded = w_lo
+        if p.window:  # copy only the rows earlier tiles of the segment have not
+            new_lo = max(loaded, lo)
+            l1h = max(lo + l1h - new_lo, 0)
+            lo = new_lo
+            loaded = max(loaded, lo + l1h)
+            pitch = w_h
+            ptop, pbot = w_pt, w_pb
+            m0 = w_m0 + p0 - seg_p0
         c_slot = tile_count % 2
         acc = l0c[c_slot * p.l0c_elems:]
         asc.wait_flag(asc.HardEvent.FIX_M, c_slot)
-        asc.set_fmatrix(l1h, p.w, [p.pl, p.pr, ptop, pbot])
+        asc.set_fmatrix(pitch, p.w, [p.pl, p.pr, ptop, pbot])
         for s in range(p.stages):
             slot = stage_count % 2
             fm = l1[slot * stage:]
             wl1 = l1[slot * stage + p.fm_elems:]
             bl1 = l1[slot * stage + p.fm_elems + p.w_elems:]
+            if p.window:  # the stage's first channel block; the tile's new rows in it
+                fm = win[stage_blocks(s, p)[0] * w_h * p.w * c0:]
+                dst = fm[(lo - w_lo) * p.w * c0:]
+            else:
+                dst = fm
             asc.wait_flag(asc.HardEvent.MTE1_MTE2, slot)
-            c1_0, g = _stage_in(fm, wl1, bl1, resident, x_gm, w_gm, b_gm, nb, lo, l1h, co0, nt, s,
-                          reload, p)
+            c1_0, g, synced = _stage_in(dst, wl1, bl1, resident, x_gm, w_gm, b_gm, nb, lo, l1h,
+                                        pitch, co0, nt, s, reload, synced, p)
             asc.set_flag(asc.HardEvent.MTE2_MTE1, slot)
             asc.wait_flag(asc.HardEvent.MTE2_MTE1, slot)
             k1_total = g * p.kk
@@ -254,6 +316,10 @@ def conv_cube(x_gm, w_gm, b_gm, one_gm, out_gm, p: asc.ConstExpr, fused: asc.Con
             asc.cross_core_set_flag(TILE_READY, 2, asc.PipeID.PIPE_FIX)
         asc.set_flag(asc.HardEvent.FIX_M, c_slot)
         tile_count += 1
+    if not synced:
+        asc.sync_all(is_aiv_only=False)
+    if p.win_buffers == 2 and segment_count >= 2:  # the last mark not waited for
+        asc.wait_flag(asc.HardEvent.MTE1_MTE2, WINDOW_EVENT + segment_count % 2)
     if fused:
         for _ in range(2 if p.dn2nz else min(LAG, tile_count)):
             asc.cross_core_wait_flag(TILE_DONE, 2)

@@ -10,8 +10,11 @@
   (GM -> UB, ``gather``, UB -> GM), then every core meets at ``sync_all`` before the AIC reads
   them with ND2NZ copies. On 950 the AIC reads NCHW / OIHW directly (DN2NZ) and the kernel is
   cube-only.
-* ``conv_kernel``: the convolution (AIC; plus the pre-pass on 910B) writing NC1HWC0 in fp32
-  (semi-fused workspace) or in the output type (unfused).
+* 950 filter pre-pass (AIV, ``plan.w_prepass``): the filter OIHW laid out in GM as L1 holds
+  it, so each AIC copies its weights in one contiguous copy instead of DN2NZ's burst per
+  (output, input) channel pair; then every core meets at ``sync_all``.
+* ``conv_kernel``: the convolution (AIC; plus a pre-pass on 910B or with ``w_prepass``)
+  writing NC1HWC0 in fp32 (semi-fused workspace) or in the output type (unfused).
 * ``epilogue_kernel``: K2, the AIV-only activation + layout pass over the whole result.
 * ``fused_kernel``: one MIX kernel; the AIC announces each finished tile with a cross-core flag
   and the group's two AIVs run the epilogue on its two halves of the tile's pixels while the
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import ascsim.asc as asc
 from ascsim.asc.runtime.config import KernelType
+from ascsim.ops.conv_plan import PREPASS_ELEMS
 from ascsim.ops.kernels.activation import _activate
 from ascsim.ops.kernels.conv_cube import (
     TILE_DONE,
@@ -33,7 +37,7 @@ from ascsim.ops.kernels.conv_cube import (
     tile_range,
 )
 
-PRE_ELEMS = 4096  # elements per pre-pass gather
+PRE_ELEMS = PREPASS_ELEMS  # elements per pre-pass gather
 
 
 def _ceil(a, b):
@@ -223,6 +227,69 @@ def prepass(x_gm, w_gm, xt_gm, wt_gm, tables_gm, p: asc.ConstExpr):
         asc.wait_flag(asc.HardEvent.MTE3_MTE2, 0)
 
 
+@asc.jit
+def weights_prepass(w_gm, wt_gm, tables_gm, p: asc.ConstExpr, ub_base: asc.ConstExpr[int]):
+    """AIV part of the 950 conv with ``p.w_prepass``: the filter OIHW -> the L1 layout of the
+    weights, [output block][c1][kh][kw][nt_pad][C0] (channels past Cin read the zero block;
+    the output block's own nt_pad is its pitch), in units of up to ``wr`` output channels of
+    one output block x one input channel block, spread over every AIV of the launch (GM ->
+    UB, ``gather`` to [kh, kw][rows][C0], UB -> GM one piece per filter position). Its UB
+    starts at byte ``ub_base`` (the fused kernel's AIV keeps its hand-off buffers below)."""
+    dt = w_gm.dtype
+    size = dt.sizeof()
+    c0 = p.c0
+    wr, w_pitch, src_elems, zero_at = p.prepass_layout
+    at = ub_base
+    src = asc.LocalTensor(dt, asc.TPosition.VECCALC, at, src_elems)
+    at += _ceil(src_elems * size, 32) * 32
+    out = asc.LocalTensor(dt, asc.TPosition.VECCALC, at, PRE_ELEMS)
+    table = asc.LocalTensor(asc.uint32, asc.TPosition.VECCALC, at + PRE_ELEMS * size,
+                            PRE_ELEMS)
+    # Rows past a short unit's are gathered too (and not stored): start from defined values;
+    # the block at zero_at stays zero for the padding channels.
+    asc.duplicate(src, 0.0, src_elems)
+    me = asc.get_block_idx()
+    cores = asc.get_block_num()
+    chunks = _ceil(p.nt, wr)
+    block_elems = p.c1 * p.kk * ((p.nt + 15) // 16 * 16) * c0
+    loaded_tail = -1  # which table is in UB (none yet)
+    for u in asc.range(me, p.n_blocks * chunks * p.c1, cores):
+        blk = u // (chunks * p.c1)
+        r0 = u % (chunks * p.c1) // p.c1 * wr
+        c1 = u % p.c1
+        nt_b = min(p.nt, p.cout - blk * p.nt)
+        if r0 < nt_b:
+            nr = min(wr, nt_b - r0)
+            ch0 = c1 * c0
+            nv = min(c0, p.cin - ch0)
+            tail = 1 if nv < c0 else 0
+            asc.set_flag(asc.HardEvent.V_MTE2, 0)
+            asc.wait_flag(asc.HardEvent.V_MTE2, 0)
+            row = _ceil(nv * p.kk * size, 32) * 32
+            asc.data_copy_pad(src, w_gm[((blk * p.nt + r0) * p.cin + ch0) * p.kk:],
+                              asc.DataCopyExtParams(nr, nv * p.kk * size,
+                                                    (p.cin - nv) * p.kk * size,
+                                                    (w_pitch * size - row) // 32, 0),
+                              asc.DataCopyPadExtParams(False, 0, 0, 0))
+            if tail != loaded_tail:  # the table for a full or a tail channel block
+                asc.data_copy(table, tables_gm[PRE_ELEMS * tail:], p.kk * wr * c0)
+                loaded_tail = tail
+            asc.set_flag(asc.HardEvent.MTE2_V, 0)
+            asc.wait_flag(asc.HardEvent.MTE2_V, 0)
+            asc.gather(out, src, table, 0, p.kk * wr * c0)
+            asc.set_flag(asc.HardEvent.V_MTE3, 0)
+            asc.wait_flag(asc.HardEvent.V_MTE3, 0)
+            pitch = (nt_b + 15) // 16 * 16
+            asc.data_copy_pad(wt_gm[blk * block_elems + (c1 * p.kk * pitch + r0) * c0:], out,
+                              asc.DataCopyExtParams(p.kk, nr * c0 * size, wr - nr,
+                                                    (pitch - nr) * c0 * size, 0))
+            asc.set_flag(asc.HardEvent.MTE3_MTE2, 0)
+            asc.wait_flag(asc.HardEvent.MTE3_MTE2, 0)
+    # The kernel's next UB user (the fused epilogue) starts after the last write is out.
+    asc.set_flag(asc.HardEvent.MTE3_V, 0)
+    asc.wait_flag(asc.HardEvent.MTE3_V, 0)
+
+
 def pre_layout(p):
     """(pixels per x unit, their UB row pitch, output channels per filter unit, their UB row
     pitch, source buffer elements, element index of its zero block) of the pre-pass."""
@@ -249,11 +316,16 @@ def conv_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, b: asc.GlobalAddress
                 wt: asc.GlobalAddress, tables: asc.GlobalAddress, p: asc.ConstExpr):
     """Convolution + bias -> NC1HWC0 ``out`` (its type: fp32 workspace or the output type)."""
     if asc.ascend_is_aic():
-        if p.dn2nz:
+        if p.w_prepass:  # conv_cube meets the pre-pass at sync_all
+            conv_cube(_gm(x), _gm(wt), _gm(b), _gm(one), _gm(out), p, False)
+        elif p.dn2nz:
             conv_cube(_gm(x), _gm(w), _gm(b), _gm(one), _gm(out), p, False)
         else:
             asc.sync_all(is_aiv_only=False)
             conv_cube(_gm(xt), _gm(wt), _gm(b), _gm(one), _gm(out), p, False)
+    elif p.w_prepass:
+        weights_prepass(_gm(w), _gm(wt), _gm(tables), p, 0)
+        asc.sync_all(is_aiv_only=False)
     else:
         prepass(_gm(x), _gm(w), _gm(xt), _gm(wt), _gm(tables), p)
         asc.sync_all(is_aiv_only=False)
@@ -336,9 +408,14 @@ def fused_kernel(x: asc.GlobalAddress, w: asc.GlobalAddress, b: asc.GlobalAddres
         if not p.dn2nz:
             asc.sync_all(is_aiv_only=False)
             conv_cube(_gm(xt), _gm(wt), _gm(b), _gm(one), _gm(ws), p, True)
+        elif p.w_prepass:  # conv_cube meets the pre-pass at sync_all
+            conv_cube(_gm(x), _gm(wt), _gm(b), _gm(one), _gm(ws), p, True)
         else:
             conv_cube(_gm(x), _gm(w), _gm(b), _gm(one), _gm(ws), p, True)
     elif p.dn2nz:
+        if p.w_prepass:
+            weights_prepass(_gm(w), _gm(wt), _gm(tables), p, p.fused_ub_bytes)
+            asc.sync_all(is_aiv_only=False)
         fused_ub_epilogue(_gm(y), _gm(epi_table), p, act, alpha)
     else:
         prepass(_gm(x), _gm(w), _gm(xt), _gm(wt), _gm(tables), p)
