@@ -705,7 +705,7 @@ def test_an_annotation_that_names_a_vanished_local_is_an_error_at_the_kernel():
     def factory(out_type):
         @pl.jit()
         def kernel(c: pl.Tensor[[M, N], out_type]):  # out_type: only in the annotation
-            pass
+            """Never runs: decorating it fails."""
 
         return kernel
 
