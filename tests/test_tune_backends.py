@@ -6,6 +6,7 @@ import functools
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,41 @@ def _scenario(name: str, *args: str) -> None:
 
 def test_a_forked_worker_killed_mid_trial_costs_only_that_trial(tmp_path):
     _scenario("killed", str(tmp_path))
+
+
+@pytest.mark.parametrize("start", ["fork", "spawn"])
+def test_workers_die_with_a_killed_parent(start, tmp_path):
+    """A parent killed mid-trial leaves no worker running its trial on."""
+    here = Path(__file__).parent
+    parent = subprocess.Popen([sys.executable, str(here / "tune_fork_scenarios.py"), "hanging",
+                               start, str(tmp_path)], cwd=here, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        workers = _wait_for(lambda: [int(p.name.split("-")[1]) for p in
+                                     tmp_path.glob("worker-*")], 2, 120)
+    finally:
+        parent.kill()
+        parent.wait()
+    assert _wait_for(lambda: [pid for pid in workers if _alive(pid)], 0, 20) == []
+
+
+def _wait_for(probe, want: int, seconds: float) -> list:
+    """``probe()`` once it returns ``want`` items (or its last value after ``seconds``)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        found = probe()
+        if len(found) == want or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not ended (a zombie counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def test_forked_and_fresh_workers_give_the_same_search():

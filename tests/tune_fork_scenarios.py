@@ -68,6 +68,13 @@ def after_products() -> None:
     assert _on("fork", h.synthetic, **SEARCH).config == h.OPTIMUM
 
 
+def hanging(start: str, marker_dir: str) -> None:
+    """A search whose trials never end: the test kills this process while they run."""
+    run = functools.partial(h.hangs, marker_dir=marker_dir)
+    pool = ProcessPoolBackend(2, start=start)
+    search(run, backend=pool, **SEARCH)
+
+
 if __name__ == "__main__":
     globals()[sys.argv[1]](*sys.argv[2:])
     print("scenario passed")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -72,4 +73,12 @@ def torch_work(a: int, b: int, mode: str):
     x = torch.ones(512, 512)
     assert float((x @ x).sum()) == 512.0 ** 3
     assert float(torch.tanh(torch.zeros(1 << 20)).sum()) == 0.0
+    return synthetic(a, b, mode)
+
+
+def hangs(a: int, b: int, mode: str, marker_dir: str):
+    """Write this worker's pid to ``marker_dir`` and stay in the trial (a trial that takes
+    minutes), for a test that kills the parent meanwhile."""
+    (Path(marker_dir) / f"worker-{os.getpid()}").touch()
+    time.sleep(600)
     return synthetic(a, b, mode)

@@ -11,7 +11,10 @@ before anything else (as the simulator does inside every launch anyway). Otherwi
 asked to, it starts a fresh interpreter.
 
 Both kinds of worker run :func:`ascsim.tune.backends.pool.worker_main` on one end of a
-socket pair, in a session of their own (Ctrl-C in the terminal reaches only the parent).
+socket pair, in a session of their own (Ctrl-C in the terminal reaches only the parent). On
+Linux a worker also dies with the process that started it (:func:`die_with_parent`): a parent
+killed mid-sweep would otherwise leave its workers finishing trials nobody waits for (they
+notice the closed socket only at their next message, minutes later on a slow trial).
 """
 
 from __future__ import annotations
@@ -82,11 +85,31 @@ class ForkedProcess:
                 os.kill(self.pid, signal.SIGKILL)
 
 
-def _forked_child(fd: int, close_fds: Iterable[int], main: Callable[[int], None]) -> None:
+#: ``prctl`` option: the signal the kernel sends this process when its parent ends (Linux).
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Have the kernel kill this worker when ``parent_pid``, the process that started it,
+    ends (Linux; elsewhere the worker stops at its next message, finding the socket closed).
+    The signal follows the thread that started the worker: pools start theirs from the thread
+    that runs the search. A parent already gone by now is caught by the check after it."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+
+def _forked_child(fd: int, close_fds: Iterable[int], main: Callable[[int], None],
+                  parent_pid: int) -> None:
     """The forked worker's whole life; it never returns into the parent's code."""
     code = 0
     try:
         os.setsid()
+        die_with_parent(parent_pid)
         for other in close_fds:
             with contextlib.suppress(OSError):  # already closed
                 os.close(other)
@@ -112,15 +135,17 @@ def fork_worker(fd: int, close_fds: Iterable[int],
     only when every copy of the parent's end is closed)."""
     for stream in (sys.stdout, sys.stderr):  # or the child would write the parent's buffer too
         stream.flush()
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:
-        _forked_child(fd, close_fds, main)
+        _forked_child(fd, close_fds, main, parent)
     return ForkedProcess(pid)
 
 
 def spawn_worker(fd: int, main_ref: str) -> subprocess.Popen:
     """Start a fresh interpreter that runs ``main_ref`` (``module:function``) on ``fd``."""
     module, function = main_ref.split(":")
-    code = f"from {module} import {function}; {function}({fd})"
+    code = (f"from ascsim.tune.backends.processes import die_with_parent; "
+            f"die_with_parent({os.getpid()}); from {module} import {function}; {function}({fd})")
     return subprocess.Popen([sys.executable, "-c", code], pass_fds=[fd],
                             start_new_session=True)
