@@ -41,7 +41,7 @@ def _kinds(collection) -> set[str]:
 
 
 # ------------------------------------------------------------------ kernels
-def _mm_scaled(a, b, c, in_type, scale):
+def _mm_scaled(a, b, c, in_type, scale, atomic=pl.AtomicType.AtomicNone):
     """C = A @ B through L1 and L0, stored with ``scale`` (a helper the kernels inline)."""
     with pl.section_cube():
         a_mat = _tile([M, K], in_type, Mat, 0)
@@ -60,7 +60,7 @@ def _mm_scaled(a, b, c, in_type, scale):
         pl.matmul(acc, a_l0, b_l0)
         pl.system.sync_src(set_pipe=pl.PipeType.M, wait_pipe=pl.PipeType.FIX, event_id=0)
         pl.system.sync_dst(set_pipe=pl.PipeType.M, wait_pipe=pl.PipeType.FIX, event_id=0)
-        pl.store(c, acc, [0, 0], scale=scale)
+        pl.store(c, acc, [0, 0], scale=scale, atomic=atomic)
 
 
 @pl.jit()
@@ -655,6 +655,12 @@ def hf8_out_kernel(a: pl.Tensor[[M, K], pl.DT_HF8], b: pl.Tensor[[K, N], pl.DT_H
 
 
 @pl.jit()
+def hf8_atomic_kernel(a: pl.Tensor[[M, K], pl.DT_HF8], b: pl.Tensor[[K, N], pl.DT_HF8],
+                      c: pl.Tensor[[M, N], pl.DT_HF8]):
+    _mm_scaled(a, b, c, pl.DT_HF8, 1.0, pl.AtomicType.AtomicAdd)
+
+
+@pl.jit()
 def fp8_kernel(a: pl.Tensor[[M, K], pl.DT_FP8E4M3FN], b: pl.Tensor[[K, N], pl.DT_FP8E4M3FN],
                c: pl.Tensor[[M, N], pl.DT_FP32]):
     _mm_scaled(a, b, c, pl.DT_FP8E4M3FN, None)
@@ -683,6 +689,12 @@ def test_hifloat8_inputs_and_output():
         hf8_out_kernel(torch.from_numpy(a_codes), torch.from_numpy(b_codes), codes)
     assert (codes.numpy() == hifloat8.encode(product.numpy() * 0.25)).all()
     assert not _kinds(run) and not _kinds(run2), (_kinds(run), _kinds(run2))
+
+
+def test_an_atomic_store_of_hifloat8_codes_is_refused():
+    codes = torch.zeros(M, K, dtype=torch.uint8)
+    with pytest.raises(Exception, match="atomic add into hifloat8 output is not supported"):
+        hf8_atomic_kernel(codes, codes.clone(), torch.zeros(M, N, dtype=torch.uint8))
 
 
 def test_fp8_e4m3_inputs():

@@ -282,6 +282,9 @@ def execute_fixpipe(core, rec: FixPipe):
             result = result.astype(np.float32) * _scales(core, quant, nd, m, n, loc)
         encode = BYTE_ENCODERS.get(rec.dst_format)
         if encode is not None:
+            if rec.atomic is not None:  # the combine would add codes, not values
+                raise KernelError(f"{rec.op}: an atomic {rec.atomic} into {rec.dst_format} "
+                                  "output is not supported", loc)
             result = encode(result)
         elif rec.convert and result.dtype != dst.dtype:
             # (fp32 to fp32 after a scale is no conversion: ``convert`` would round to
