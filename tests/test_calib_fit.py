@@ -65,7 +65,7 @@ def test_trial_timing_changes_every_soc_of_the_family_and_restores_them():
     assert {n: get_soc(n).timing for n in before} == before
     with pytest.raises(ValueError, match="no SoC name starts with 'Ascend123'"):
         with fit.trial_timing("Ascend123", launch_overhead_us=1.0):
-            pass
+            raise AssertionError("an unknown family must fail before the block runs")
 
 
 @dataclass

@@ -21,6 +21,18 @@ _ROUND = asc.RoundMode.CAST_RINT
 
 
 @asc.jit
+def _one_over_one_plus_exp(dst, src, scale, n):
+    """dst = 1 / (1 + exp(scale * src)): the shared core of the tanh and sigmoid steps."""
+    asc.muls(dst, src, scale, n)
+    asc.pipe_barrier(asc.PipeID.PIPE_V)
+    asc.exp(dst, dst, n)
+    asc.pipe_barrier(asc.PipeID.PIPE_V)
+    asc.adds(dst, dst, 1.0, n)
+    asc.pipe_barrier(asc.PipeID.PIPE_V)
+    asc.reciprocal(dst, dst, n)
+
+
+@asc.jit
 def _activate(dst, src, act: asc.ConstExpr[str], alpha, n, narrow: asc.ConstExpr[bool]):
     """dst = act(src) over n fp32 elements (in place allowed); ``narrow``: the result is cast
     to fp16/bf16 afterwards."""
@@ -30,13 +42,7 @@ def _activate(dst, src, act: asc.ConstExpr[str], alpha, n, narrow: asc.ConstExpr
         # large x and 2 / inf = 0 still gives 1. Near 0 the subtraction cancels (an absolute
         # error of about 1e-7), which the fp16/bf16 result hides but the fp32 precision rule
         # does not: fp32 results take the library routine.
-        asc.muls(dst, src, 2.0, n)
-        asc.pipe_barrier(asc.PipeID.PIPE_V)
-        asc.exp(dst, dst, n)
-        asc.pipe_barrier(asc.PipeID.PIPE_V)
-        asc.adds(dst, dst, 1.0, n)
-        asc.pipe_barrier(asc.PipeID.PIPE_V)
-        asc.reciprocal(dst, dst, n)
+        _one_over_one_plus_exp(dst, src, 2.0, n)
         asc.pipe_barrier(asc.PipeID.PIPE_V)
         asc.muls(dst, dst, -2.0, n)
         asc.pipe_barrier(asc.PipeID.PIPE_V)
@@ -45,13 +51,7 @@ def _activate(dst, src, act: asc.ConstExpr[str], alpha, n, narrow: asc.ConstExpr
         asc.adv.tanh(dst, src, count=n)
     elif act == "sigmoid":
         # sigmoid(x) = 1 / (1 + exp(-x))
-        asc.muls(dst, src, -1.0, n)
-        asc.pipe_barrier(asc.PipeID.PIPE_V)
-        asc.exp(dst, dst, n)
-        asc.pipe_barrier(asc.PipeID.PIPE_V)
-        asc.adds(dst, dst, 1.0, n)
-        asc.pipe_barrier(asc.PipeID.PIPE_V)
-        asc.reciprocal(dst, dst, n)
+        _one_over_one_plus_exp(dst, src, -1.0, n)
     elif act == "leaky_relu":
         asc.leaky_relu(dst, src, alpha, n)
     else:
