@@ -9,15 +9,22 @@ ascsim, or a Ray cluster starting). The target: 2 workers take at most 0.6x the 
 Every run must find the same best configuration (the search does not depend on where trials
 run).
 
-    .venv/bin/python benchmarks/tune_scaling.py          # 64 trials, pool 1 and 2, Ray
-    .venv/bin/python benchmarks/tune_scaling.py --quick  # 8 trials, pool only (smoke test)
+    .venv/bin/python benchmarks/tune_scaling.py              # 64 trials, pool 1 and 2, Ray
+    .venv/bin/python benchmarks/tune_scaling.py --rounds 5   # five interleaved rounds
+    .venv/bin/python benchmarks/tune_scaling.py --quick      # 8 trials, one round, no Ray
 
-On a machine shared with other work the ratio is noisy: run it twice.
+The whole sweep is about a second of simulation, and on a virtual machine the same search
+varies by a quarter from one run to the next. So the pool runs are repeated in ``--rounds``
+rounds (default 3), each round running every configuration once in turn (1 worker, 2
+workers, ...), so that a slow spell of the host falls on all of them alike. Each row gives
+the median over the rounds, the ratios are those of the medians, and the per-round ratios
+are printed too. Ray runs once (its cluster start dominates it).
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -54,35 +61,48 @@ def sweep(target, budget: int, workers: int, start: str | None) -> tuple[float, 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="8 trials, no Ray")
+    parser.add_argument("--quick", action="store_true", help="8 trials, one round, no Ray")
+    parser.add_argument("--rounds", type=int, default=None,
+                        help="interleaved rounds of the pool runs (default 3; 1 with --quick)")
     args = parser.parse_args(argv)
     budget = 8 if args.quick else 64
+    rounds = args.rounds or (1 if args.quick else 3)
+    if rounds < 1:
+        parser.error("--rounds must be at least 1")
     target = parse_target(TARGET)  # loads the script (PyTorch, ascsim) once, untimed
     # "auto" forks when this process may fork (one thread); the row names what happened.
-    runs = [(1, "auto"), (2, "auto")]
+    pool_runs = [(1, "auto"), (2, "auto")]
     if not args.quick:
-        runs += [(1, "spawn"), (2, "spawn"), (2, None)]
-    results = {}
-    for workers, start in runs:
-        wall, start_s, best, n, backend = sweep(target, budget, workers, start)
+        pool_runs += [(1, "spawn"), (2, "spawn")]
+    timed: dict[tuple[int, str | None], list[tuple[float, float, dict, int, str]]] = {}
+    for _ in range(rounds):
+        for workers, start in pool_runs:
+            timed.setdefault((workers, start), []).append(sweep(target, budget, workers, start))
+    if not args.quick:
+        timed[(2, None)] = [sweep(target, budget, 2, None)]
+    print(f"{budget} trials of {Path(TARGET.split(':')[0]).name}:tune_entry on {SOC}, "
+          f"median of {rounds} interleaved round{'s' if rounds > 1 else ''} (Ray: one run)")
+    print(f"{'':38s} {'whole search':>24s}   {'trials only':>24s}")
+    medians = {key: (statistics.median(r[0] for r in runs),
+                     statistics.median(r[0] - r[1] for r in runs)) for key, runs in timed.items()}
+    for (workers, start), runs in timed.items():
+        wall, trials = medians[(workers, start)]
+        _, _, best, n, backend = runs[-1]
         name = (f"{backend}, {workers} worker{'s' if workers > 1 else ''}" if start else
                 f"ray, local cluster ({workers} CPUs)")
-        results[name] = (wall, wall - start_s, best, n, workers, start)
-    print(f"{budget} trials of {Path(TARGET.split(':')[0]).name}:tune_entry on {SOC}")
-    print(f"{'':38s} {'whole search':>24s}   {'trials only':>24s}")
-    base = {}
-    for name, (wall, trials, best, n, workers, start) in results.items():
-        if workers == 1:
-            base[start] = (wall, trials)
-        ref_wall, ref_trials = base.get(start, base["auto"])
+        ref_wall, ref_trials = medians[(1, start or "auto")]
         print(f"{name:38s} {wall:7.1f} s {wall / ref_wall:5.2f}x of 1 worker   {trials:7.1f} s "
               f"{trials / ref_trials:5.2f}x of 1 worker  ({n} trials, best {best})")
-    same = len({str(r[2]) for r in results.values()}) == 1
+    same = len({str(r[2]) for runs in timed.values() for r in runs}) == 1
     for start, label in (("auto", "default start"), ("spawn", "fresh interpreters")):
-        two = next((r for r in results.values() if r[4] == 2 and r[5] == start), None)
-        if two is not None:
-            print(f"2 workers / 1 worker, {label}: {two[0] / base[start][0]:.2f} whole search, "
-                  f"{two[1] / base[start][1]:.2f} trials only (target <= {TARGET_RATIO})")
+        if (2, start) not in timed:
+            continue
+        one, two = timed[(1, start)], timed[(2, start)]
+        per_round = ", ".join(f"{b[0] / a[0]:.2f}" for a, b in zip(one, two))
+        wall = medians[(2, start)][0] / medians[(1, start)][0]
+        trials = medians[(2, start)][1] / medians[(1, start)][1]
+        print(f"2 workers / 1 worker, {label}: {wall:.2f} whole search, {trials:.2f} trials "
+              f"only (target <= {TARGET_RATIO}); whole search per round: {per_round}")
     print(f"same best everywhere: {same}")
     return 0 if same else 1
 
