@@ -105,13 +105,15 @@ def test_conv_seed_gap_prints_each_kernel_next_to_the_seed_time(capsys):
     assert "at or below the seed's time on" in out
     # The model's floor of two kernels: 2 x (launch + start-up) plus 12.8 MFLOP at the cube
     # peak; with the 950 head fitted on the seed's cases it is below the seed's 3.4 µs.
-    floor = re.search(r"^\s+5 total .* model floor\s+([\d.]+)\s+seed design floor\s+([\d.]+)$",
-                      out, flags=re.M)
+    floor = re.search(r"^\s+5 total .* model floor\s+([\d.]+)\s+2-kernel floor\s+([\d.]+)"
+                      r"\s+seed design floor\s+([\d.]+)$", out, flags=re.M)
     fixed = sum(float(launch) + float(start) for _, _, launch, start, _ in rows)
     assert floor and fixed < float(floor.group(1)) < 3.4
-    # The seed's own design adds GM latencies and its tanh chain: more, and still below ours.
-    assert float(floor.group(1)) < float(floor.group(2)) < float(total.group(1))
-    assert "below the seed design's floor on 0" in out
+    # Any two-kernel design adds GM latencies and its least traffic and exp work; the seed's
+    # own design its whole tanh chain: more each time, and still below ours.
+    model, any_design, seed_design = (float(floor.group(i)) for i in (1, 2, 3))
+    assert model < any_design <= seed_design < float(total.group(1))
+    assert "below the 2-kernel floor on 0, below the seed design's floor on 0" in out
     assert "the seed's time is below the model's floor on 0" in out
 
 
