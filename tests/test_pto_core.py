@@ -294,23 +294,31 @@ def test_set_stride_spaces_the_rows_not_the_offsets():
     assert report.findings == []
 
 
-def test_compact_tiles_lay_their_fractals_out_for_the_valid_window():
-    """compact=1: an NZ tile's column strips are as high as its valid rows (rounded to 16),
-    not its physical rows; without compact they keep the physical height."""
+def test_compact_cube_buffers_lay_their_fractals_out_for_the_valid_window():
+    """compact=1: an NZ L0 tile's column strips are as high as its valid rows (rounded to 16),
+    not its physical rows; without compact they keep the physical height. An L1 (Mat) tile
+    keeps its physical layout: the AIVs insert into it through their own descriptor, which
+    does not carry the valid shape the cube side sets (PyPTO Pro's FA tail kernels)."""
     seen = {}
 
     @pl.jit
     def probe(out: pl.Tensor[[1], pl.DT_INT32]):
         with pl.section_cube():
             for compact in pl.range(2):
-                tt = pl.TileType(shape=[64, 64], dtype=pl.DT_FP16,
-                                 target_memory=pl.MemorySpace.Mat, compact=compact)
-                t = pl.make_tile(tt, addr=0)
-                pl.set_validshape(t, [20, 64])
-                seen[compact] = int(t.offsets(1, 1, 0, 16)[0, 0])
+                left = pl.make_tile(pl.TileType(shape=[64, 64], dtype=pl.DT_FP16,
+                                                target_memory=pl.MemorySpace.Left,
+                                                layout=pl.NZ, compact=compact), addr=0)
+                mat = pl.make_tile(pl.TileType(shape=[64, 64], dtype=pl.DT_FP16,
+                                               target_memory=pl.MemorySpace.Mat,
+                                               layout=pl.NZ, compact=compact), addr=0)
+                pl.set_validshape(left, [20, 64])
+                pl.set_validshape(mat, [20, 64])
+                seen["Left", compact] = int(left.offsets(1, 1, 0, 16)[0, 0])
+                seen["Mat", compact] = int(mat.offsets(1, 1, 0, 16)[0, 0])
 
     probe(torch.zeros(1, dtype=torch.int32))
-    assert seen == {0: 64 * 16, 1: 32 * 16}
+    assert seen == {("Left", 0): 64 * 16, ("Left", 1): 32 * 16,
+                    ("Mat", 0): 64 * 16, ("Mat", 1): 64 * 16}
 
 
 @pytest.mark.parametrize("how,expect", [

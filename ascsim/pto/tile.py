@@ -126,11 +126,17 @@ class Tile:
         self.fit_compact_frame()
 
     def fit_compact_frame(self) -> None:
-        """``compact=1`` (normal) on a fractal tile: its fractals are laid out for the current
-        valid window (rows and columns rounded up to whole fractals), not for the physical
-        shape, so a dynamic tail is stored as densely as a tile of that size would be."""
+        """``compact=1`` (normal) on a fractal L0/Acc tile: its fractals are laid out for the
+        current valid window (rows and columns rounded up to whole fractals), not for the
+        physical shape, so a dynamic tail is stored as densely as a tile of that size would be.
+
+        An L1 (Mat) tile keeps its physical layout: the AIVs insert into it through their own
+        descriptor, which does not carry the valid shape the cube side sets before moving it
+        to L0 (PyPTO Pro's FA tail kernels do exactly this, and are right on the device only
+        if the insert and the move agree on where each fractal lives)."""
         frame = self.frame
         if (self.ttype.compact != CompactMode.Normal or self.origin != (0, 0)
+                or self.ttype.space == MemorySpace.Mat
                 or frame.layout in (TensorLayout.ND, TensorLayout.DN)):
             return
         rows, cols = self.valid
