@@ -118,3 +118,31 @@ def test_the_950_runs_fp32_on_the_cube_at_half_the_fp16_rate():
     cube = get_soc("Ascend950PR_9579").cube
     assert cube.k_step["float32"] * 2 == cube.k_step["float16"]
     assert get_soc("Ascend910B1").cube.k_step["float32"] * 4 == 16
+
+
+@asc.jit
+def _stream_and_wait(x: asc.GlobalAddress, n: asc.ConstExpr[int]):
+    """Each core reads its own slice of x, 2048 elements per copy, waiting for every copy."""
+    pipe = asc.TPipe()
+    buf = asc.TBuf(asc.TPosition.VECCALC)
+    pipe.init_buffer(buf=buf, num=2048 * 4)
+    t = buf.get(asc.float32)
+    gx = asc.GlobalTensor()
+    gx.set_global_buffer(x + asc.get_block_idx() * n)
+    for i in range(n // 2048):
+        asc.data_copy(t, gx[i * 2048:], 2048)
+        asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+
+
+def test_cores_waiting_for_their_reads_still_share_hbm_as_if_streaming(soc_910b1):
+    soc = soc_910b1
+    cores = soc.aiv_count
+    report = _stream_and_wait[cores](np.zeros(N * cores, np.float32), N)
+    # Every copy waits out its HBM latency, but its request is in the memory system all that
+    # time: the cores do not lend those waits to each other, so each reads at close to its
+    # 1/48 share (the kernel start dilutes the duty at first) and pays the latency on top
+    # (device-times.md §A1: single-buffered all-core Add on the 950). Counting only the
+    # transfer cycles as the duty, each core read at its 32 B/cycle cap: 0.7 of this.
+    share = soc.gm_bandwidth_bytes_per_cycle / cores
+    waits = N // 2048 * soc.timing.gm_read_latency_cycles
+    assert _mte2_cycles(soc, report) > 0.85 * (N * 4 / share + waits)
