@@ -47,8 +47,10 @@ def test_every_soc_loads_consistently(name: str) -> None:
     assert spec.aiv_count == 2 * spec.aic_count
     assert spec.paths <= ALL_PATHS
     assert {"GM->UB", "UB->GM", "GM->L1", "L1->L0A", "L1->L0B", "L0C->GM"} <= spec.paths
-    # Chip GM bandwidth = ini ddr_rate x AIC count (reference §1.2).
-    assert spec.gm_bandwidth_bytes_per_cycle == spec.bw.gm_read * spec.aic_count
+    # Chip GM bandwidth = ini ddr_rate x AIC count (reference §1.2); the 28-AIC 950PR keeps
+    # the 32-AIC die's HBM.
+    full_die = 32 if name == "Ascend950PR_9579" else spec.aic_count
+    assert spec.gm_bandwidth_bytes_per_cycle == spec.bw.gm_read * full_die
     arch = {2201: ("dav-c220", ("Ascend910B", "Ascend910_93")), 3510: ("dav-c310", ("Ascend950",))}
     ccec, families = arch[spec.npu_arch]
     assert spec.ccec_arch == ccec and spec.family in families
@@ -81,6 +83,9 @@ def test_950pr_9579_numbers_and_paths() -> None:
     assert not spec.has_path("GM->L0A") and not spec.has_path("L1->GM")
     # Separate vector-core GM rate in the 950 ini.
     assert spec.core_bw("aiv").gm_read == 16 and spec.core_bw("aic").gm_read == 31
+    # Same die and HBM as the 32-AIC Ascend950PR_9589: the same chip HBM bandwidth.
+    full_die = get_soc("Ascend950PR_9589")
+    assert spec.gm_bandwidth_bytes_per_cycle == full_die.gm_bandwidth_bytes_per_cycle
 
 
 @pytest.mark.parametrize("name", PYASC_PLATFORMS)

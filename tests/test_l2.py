@@ -140,8 +140,13 @@ def test_many_cores_streaming_are_bounded_by_hbm(soc_910b4):
     report = stream[cores](x, np.zeros(8, np.float32), n)
     span_us = report.device_time_us - report.launch_overhead_us
     hbm_us = soc.cycles_to_us(x.nbytes / soc.gm_bandwidth_bytes_per_cycle)
-    assert span_us == pytest.approx(hbm_us, rel=1e-6)
-    assert max(c.end_us for c in report.cores) < span_us
+    # No faster than the chip's HBM bandwidth; each core, streaming without a pause, gets
+    # its 1/n share, so it ends past that bound only by its own start, the copies' start-ups
+    # and the last read's latency.
+    assert span_us >= hbm_us * (1 - 1e-6)
+    fixed = (soc.timing.kernel_start_cycles + n // 4096 * soc.timing.mte2_startup_cycles
+             + soc.timing.gm_read_latency_cycles)
+    assert span_us < hbm_us + soc.cycles_to_us(fixed)
 
 
 def test_transfer_without_addresses_is_costed_as_a_miss(soc_910b4):

@@ -454,7 +454,8 @@ _DAV_C310 = replace(
 
 
 def _sku(
-    template: SocSpec, name: str, *, aic: int, mhz: float, hbm: int, l2: int, **changes: Any
+    template: SocSpec, name: str, *, aic: int, mhz: float, hbm: int, l2: int,
+    hbm_aic: int | None = None, **changes: Any
 ) -> SocSpec:
     """One SKU: ``template`` with its AIC count, clock (MHz), HBM and L2 bytes.
 
@@ -463,7 +464,8 @@ def _sku(
     1.6 TB/s. Kept because it is Huawei's own model input, and because the largest
     bandwidth-bound calibration point on 910B4 (RMSNorm 2x2048x1024 fp32: 32 MiB of traffic
     in 34.4 µs, ~0.97 TB/s) is within a few percent of the 0.96 TB/s it gives there, whereas
-    1.6 TB/s would predict ~40 % less time.
+    1.6 TB/s would predict ~40 % less time. ``hbm_aic``: the AIC count of the full die when
+    the SKU enables fewer cores on the same HBM (default ``aic``).
     """
     spec = replace(
         template,
@@ -475,7 +477,7 @@ def _sku(
         l2_bytes=l2,
         **changes,
     )
-    return replace(spec, gm_bandwidth_bytes_per_cycle=spec.bw.gm_read * aic)
+    return replace(spec, gm_bandwidth_bytes_per_cycle=spec.bw.gm_read * (hbm_aic or aic))
 
 
 _A3 = replace(_DAV_C220, family="Ascend910_93")  # A3 die = 910B-class die [S15], same ini rates
@@ -510,8 +512,12 @@ _TABLE: tuple[SocSpec, ...] = (
     # Not in the ini set we have: assumed = Ascend910_9391 ([H1]: same kernels, "reserved").
     _sku(_A3, "Ascend910_9392", aic=24, mhz=1850, hbm=64 * GiB, l2=192 * MiB),
     # --- Ascend950 (A5): [S13] <SoC>.ini ai_core_cnt, cube_freq, memory_size, l2_size
-    # [S13] Ascend950PR_9579.ini
-    _sku(_DAV_C310, "Ascend950PR_9579", aic=28, mhz=1650, hbm=128 * GiB, l2=128 * MiB, **_PR_RATES),
+    # [S13] Ascend950PR_9579.ini. Its HBM is the 9589's (same die and 128 GB HBM, 4 AICs
+    # fewer): chip bandwidth = ddr_rate x 32 = 1.64 TB/s, not x 28 = 1.43 TB/s, which
+    # device-times.md §B (cann-samples cv_datapath, 28 AIC) contradicts: its ReLU alone reads
+    # 268 MB in 161.9 µs of MTE2 (1.66 TB/s) and, with its output, moves >= 402 MB in 302 µs.
+    _sku(_DAV_C310, "Ascend950PR_9579", aic=28, mhz=1650, hbm=128 * GiB, l2=128 * MiB,
+         hbm_aic=32, **_PR_RATES),
     # [S13] Ascend950PR_9589.ini
     _sku(_DAV_C310, "Ascend950PR_9589", aic=32, mhz=1650, hbm=128 * GiB, l2=128 * MiB, **_PR_RATES),
     # [S13] Ascend950DT_9572.ini

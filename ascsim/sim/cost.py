@@ -23,7 +23,12 @@
   - The bytes a read brings from HBM (whole 512-byte lines, :mod:`ascsim.sim.l2`) stream at
     the core's share of HBM: the chip's HBM bandwidth divided by the cores streaming at the
     same time (and for a vector core at most the AIC's ini ``ddr_read_rate``), estimated from
-    the core's own fraction of time spent streaming from HBM (:meth:`CostTable.hbm_rate`).
+    the core's own fraction of time with a request in HBM, latency included
+    (:meth:`CostTable.hbm_share`).
+  - HBM carries writes too: the dirty lines a transfer's insertions evict from a full L2, and
+    bypassed writes, go to HBM in the same share as the core's line fills
+    (:meth:`CostTable.hbm_cycles`, :func:`_writeback`); a core's transfers take turns on its
+    share (:func:`_book_hbm`).
   - ``latency`` for a GM read is the L2 hit latency when every line is already in L2 and the
     HBM read latency when some line is read for the first time (:meth:`L2Cache.read`), asked at
     the instruction's true start; for a GM write it is the write-completion latency. Paths
@@ -48,6 +53,7 @@ from ascsim.hw import SocSpec
 from ascsim.hw.spec import BUFFER_NAMES, PATH_PIPE
 from ascsim.isa.instr import MATMUL_EVENTS
 from ascsim.isa.operands import REPEAT_BYTES, required_alignment
+from ascsim.sim.l2 import LINE_BYTES
 
 #: The TimingParams field with each pipe's fixed start-up cycles per transfer instruction.
 STARTUP_FIELD = {"MTE1": "mte1_startup_cycles", "MTE2": "mte2_startup_cycles",
@@ -122,7 +128,7 @@ class CostTable:
                            for kind in ("AIC",)}
         # A vector core alone draws from HBM no more than the AIC's ini ddr_read_rate (the 950
         # ini gives the AIV lower GM rates than the AIC; its AIV ddr_read_rate is the 64-way
-        # share of the chip, which hbm_rate applies by itself). A cube core is not capped:
+        # share of the chip, which hbm_share applies by itself). A cube core is not capped:
         # the small 910B4 linear points stream their operands well above that rate.
         self._hbm_aiv_rate = soc.bw.gm_read
         share = timing.matmul_const_tiling_scalar_share
@@ -160,7 +166,7 @@ class CostTable:
         is costed as a miss.
 
         A GM read streams the bytes L2 holds at the path's rate and the whole lines it brings
-        from HBM at the core's share of HBM (:meth:`hbm_rate`). A burst whose GM start is not
+        from HBM at the core's share of HBM (:meth:`hbm_cycles`). A burst whose GM start is not
         32-byte aligned costs ``gm_misaligned_extra_bytes`` more, at the transfer's own rate.
         On a path with a row floor (GM->L1) the transfer takes at least that per burst.
         """
@@ -185,37 +191,62 @@ class CostTable:
             else:
                 latency, hit, hbm = _l2_read(cache, gm, start, cost)
             cycles = nbytes * hit / cost.rate
-            if hbm:
-                from_hbm = hbm / self.hbm_rate(core, cost, start)
+            writeback = _writeback(core, cache)
+            if hbm or writeback:
+                from_hbm = self.hbm_cycles(core, cost, start, hbm, writeback)
                 hbm_cycles = core.launch.hbm_cycles
-                # A misaligned burst's extra request occupies HBM too.
-                hbm_cycles[core.core_id] = hbm_cycles.get(core.core_id, 0.0) + from_hbm * slow
-                cycles += from_hbm
+                # A misaligned burst's extra request occupies HBM too; the request is in the
+                # memory system from its issue until its data arrive, its latency included.
+                in_hbm = from_hbm * slow + (latency if hbm else 0.0)
+                hbm_cycles[core.core_id] = hbm_cycles.get(core.core_id, 0.0) + in_hbm
+                cycles += from_hbm + _book_hbm(core, start, from_hbm * slow)
             return cycles * slow + fixed, latency
         busy = nbytes * slow / cost.rate + fixed
         if gm is not None:
             _l2_write(cache, gm, start + busy)
+            writeback = _writeback(core, cache)
+            if writeback:
+                # The write lands in L2 at the port rate while the lines it pushes out go to
+                # HBM at the core's share: whichever takes longer.
+                to_hbm = self.hbm_cycles(core, cost, start, 0.0, writeback)
+                hbm_cycles = core.launch.hbm_cycles
+                hbm_cycles[core.core_id] = hbm_cycles.get(core.core_id, 0.0) + to_hbm
+                busy = max(busy, to_hbm + _book_hbm(core, start, to_hbm) + fixed)
         return busy, float(cost.write_latency)
 
-    def hbm_rate(self, core, cost: PathCost, start: float) -> float:
-        """Bytes per cycle one core pulls from HBM at cycle ``start``: the path's rate, no more
-        than its share of the chip's HBM bandwidth among the cores streaming at the same time,
-        and for a vector core no more than the AIC's ini ``ddr_read_rate``.
+    def hbm_cycles(self, core, cost: PathCost, start: float, fills: float,
+                   writeback: float) -> float:
+        """Cycles a transfer starting at ``start`` spends on HBM: ``fills`` bytes it reads
+        from HBM (line fills, bypassed reads) and ``writeback`` bytes it sends there (dirty
+        lines its insertions evict from a full L2, bypassed writes).
 
-        How many stream at once is estimated from the core's own history, as the cores of one
-        kind in a wave run the same program: each streams from HBM for the same fraction of
-        its time as this one has so far (``duty``), so ``1 + (n - 1) * duty`` share the chip,
-        ``n`` the cores of this kind in the wave (the other kind of a MIX launch runs another
-        program, mostly on L2 hits, and is not counted). A core that streams all the time
-        gets the chip's bandwidth / n; one that mostly computes, or reads L2 hits, gets more.
+        HBM's bandwidth is one for both directions, so the core's share of it
+        (:meth:`hbm_share`) carries fills and write-backs together; its own reads are further
+        held to the path's rate and, on a vector core, the AIC's ini ``ddr_read_rate`` (the
+        950 ini gives the AIV lower GM rates than the AIC; its AIV ``ddr_read_rate`` is the
+        64-way share of the chip, which the share applies by itself)."""
+        share = self.hbm_share(core, start)
+        own = min(cost.rate, self._hbm_aiv_rate) if core.kind == "AIV" else cost.rate
+        return max(fills / own if fills else 0.0, (fills + writeback) / share)
+
+    def hbm_share(self, core, start: float) -> float:
+        """Bytes per cycle of the chip's HBM bandwidth one core gets at cycle ``start``.
+
+        How many cores stream at once is estimated from the core's own history, as the cores
+        of one kind in a wave run the same program: each has a request in HBM for the same
+        fraction of its time as this one has so far (``duty``: its HBM transfer cycles plus
+        its reads' HBM latency, the time their requests wait in the memory system), so
+        ``1 + (n - 1) * duty`` share the chip, ``n`` the cores of this kind in the wave (the
+        other kind of a MIX launch runs another program, mostly on L2 hits, and is not
+        counted). A core that streams all the time gets the chip's bandwidth / n; one that
+        mostly computes, or reads L2 hits, gets more.
         """
         launch = core.launch
         elapsed = start - core.start_time
         streamed = launch.hbm_cycles.get(core.core_id, 0.0)
         duty = min(1.0, streamed / elapsed) if elapsed > 0 else 0.0
         sharing = 1.0 + (launch.wave_cores.get(core.kind, 1) - 1) * duty
-        rate = min(cost.rate, self.soc.gm_bandwidth_bytes_per_cycle / sharing)
-        return min(rate, self._hbm_aiv_rate) if core.kind == "AIV" else rate
+        return self.soc.gm_bandwidth_bytes_per_cycle / sharing
 
     def l0c_read_cycles(self, nbytes: int) -> float:
         """FixPipe's floor: the L0C bytes it reads through its read port, plus its start-up."""
@@ -292,6 +323,54 @@ class CostTable:
 def cost_table(soc: SocSpec) -> CostTable:
     """The compiled cost model of ``soc`` (one per SoC for the life of the process)."""
     return CostTable(soc)
+
+
+def _writeback(core, cache) -> float:
+    """Bytes the core's last L2 access sends to HBM besides its own line fills: its bypassed
+    writes, and the write-back of the dirty lines its insertions evict once L2 is full.
+
+    Cores run one after the other in the simulation but together on the chip, so whether L2
+    is full is judged as if the cores of the core's kind in the wave inserted lines at its own
+    pace (they run the same program, the assumption :meth:`CostTable.hbm_share` makes too):
+    L2 fills after its capacity over their number of the core's own insertions, from the lines
+    inserted before the wave. Which lines leave, the insertion count does not record; they are
+    taken to be dirty in the proportion in which the core has inserted dirty lines so far:
+    exact for a stream that reads and writes at a steady ratio (a binary element-wise kernel
+    evicts one output line for every two input lines), nothing while it has written none."""
+    inserted, dirtied, through = cache.take_changes()
+    if not inserted:
+        if dirtied:
+            _own_lines(core)[1] += dirtied
+        return through
+    launch = core.launch
+    own = _own_lines(core)
+    cores = launch.wave_cores.get(core.kind, 1)
+    before = launch.wave_l2_lines + own[0] * cores
+    after = before + inserted * cores
+    capacity = cache.capacity_lines
+    evicted = (max(0, after - capacity) - max(0, before - capacity)) / cores
+    dirty = min(1.0, own[1] / own[0]) if own[0] else 0.0
+    own[0] += inserted
+    own[1] += dirtied
+    return through + evicted * dirty * LINE_BYTES
+
+
+def _own_lines(core) -> list:
+    """[lines inserted, lines made dirty] by ``core`` so far in its launch."""
+    own = core.launch.l2_lines.get(core.core_id)
+    if own is None:
+        own = core.launch.l2_lines[core.core_id] = [0, 0]
+    return own
+
+
+def _book_hbm(core, start: float, cycles: float) -> float:
+    """Book ``cycles`` of the core's HBM share for a transfer starting at ``start``; returns
+    how long it waits for the core's earlier HBM transfers (a core's reads and write-backs
+    share one share of HBM: its MTE2 and MTE3 do not each get one)."""
+    free = core.launch.hbm_free
+    wait = max(0.0, free.get(core.core_id, 0.0) - start)
+    free[core.core_id] = start + wait + cycles
+    return wait
 
 
 def _misaligned_bursts(gm) -> float:

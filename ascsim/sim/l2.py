@@ -113,6 +113,8 @@ class L2Cache:
         self.miss_bytes = 0.0        # read from HBM: whole lines of misses, bypassed reads
         self.write_bytes = 0.0       # written into L2
         self.spill_bytes = 0.0       # dirty lines evicted during the launch, bypassed writes
+        # Lines inserted, lines made dirty and bytes written through since take_changes.
+        self._changes: list = [0, 0, 0.0]
 
     @property
     def resident_lines(self) -> int:
@@ -258,7 +260,7 @@ class L2Cache:
         if type(idx) is not slice:  # an index array gave a copy (a slice, a view)
             lines[idx] = ready
         self._stamp[buffer_id][idx] = self.inserted
-        self.inserted += misses
+        self._insert(misses)
         return float(miss_latency), hit_fraction, hbm
 
     def write(self, buffer_id: int, starts, ends, t: float) -> None:
@@ -276,6 +278,7 @@ class L2Cache:
     def _write_lines(self, buffer_id: int, lines, idx, nbytes: float, t: float) -> None:
         if buffer_id in self._bypass:
             self.spill_bytes += nbytes  # written through to HBM, not kept
+            self._changes[2] += nbytes
             return
         ready = lines[idx]
         _, resident = self._resident(buffer_id, idx)
@@ -286,8 +289,23 @@ class L2Cache:
         ready = np.where(resident, np.minimum(ready, t), t)
         lines[idx] = ready
         self._stamp[buffer_id][idx] = self.inserted
-        self._dirty[buffer_id][idx] = True
-        self.inserted += new
+        dirty = self._dirty[buffer_id]
+        self._changes[1] += ready.size - int(np.count_nonzero(dirty[idx]))
+        dirty[idx] = True
+        self._insert(new)
+
+    def _insert(self, lines: int) -> None:
+        """Advance the LRU clock by ``lines`` new lines (and note them for
+        :meth:`take_changes`)."""
+        self.inserted += lines
+        self._changes[0] += lines
+
+    def take_changes(self) -> tuple[int, int, float]:
+        """(lines inserted, lines made dirty, bytes written through to HBM) by the accesses
+        since the last call. The cost model turns them into the write-back traffic each core
+        causes (``ascsim/sim/cost.py``)."""
+        changes, self._changes = self._changes, [0, 0, 0.0]
+        return changes[0], changes[1], changes[2]
 
     def unknown_read(self, nbytes: float) -> None:
         """A read whose GM addresses the caller did not give: counted as HBM traffic."""

@@ -180,6 +180,13 @@ class Launch:
         self.wave_cores: dict[str, int] = {}
         # Cycles each core (by id) has spent streaming bytes from HBM (its duty, sim/cost.py).
         self.hbm_cycles: dict[int, float] = {}
+        # Cycle until which each core's share of HBM is taken by its earlier transfers: a
+        # core's reads and write-backs take turns on it (sim/cost.py).
+        self.hbm_free: dict[int, float] = {}
+        # L2 lines each core has inserted and made dirty ([inserted, dirtied], by id), and the
+        # lines inserted before the running wave: the write-back estimate of sim/cost.py.
+        self.l2_lines: dict[int, list] = {}
+        self.wave_l2_lines = 0
         # Cross-core flag counters and gathers, and every buffer gate made in the launch.
         self.cross_core = CrossCoreState()
         self.gates: list = []
@@ -283,6 +290,7 @@ class Launch:
                     wave_cores.append(core)
                     self.cores.append(core)
             self.wave_cores = {}
+            self.wave_l2_lines = self.l2_cache.inserted if self.l2_cache is not None else 0
             for core in wave_cores:
                 self.wave_cores[core.kind] = self.wave_cores.get(core.kind, 0) + 1
             for observer in self.observers:
