@@ -39,6 +39,9 @@ from __future__ import annotations
 
 from ascsim.sim.checks.clocks import KEY_STRIDE, PIPE_INDEX, S
 
+#: Whether launches mirror cores at all (the tests compare the findings with and without).
+ENABLED = True
+
 GATE, INSTR, CLOCK = 0, 1, 2  # template entry kinds
 #: The entry of a reference event no core may mirror (no field matches anything).
 _NEVER = object()
@@ -104,7 +107,7 @@ class ShiftedClock:
 class Mirrored:
     """One mirrored core: where it is in the reference stream, and what it did so far."""
 
-    __slots__ = ("core", "template", "base", "shift", "pos", "gates", "instrs")
+    __slots__ = ("core", "template", "base", "shift", "pos", "gates", "instrs", "gate_count")
 
     def __init__(self, core, template: list, ref_base: int):
         self.core = core
@@ -114,6 +117,10 @@ class Mirrored:
         self.pos = 0  # events matched so far
         self.gates: dict = {}  # this core's gate -> the reference's (one to one)
         self.instrs: list = []  # its matched instructions (the rest is in the template)
+        # len(launch.gates) at the core's first gate operation, which registered every gate
+        # there was with the queue check (QueueCheck._register_new): the core mirrors only
+        # while no gate is added, so its replay can register the same ones.
+        self.gate_count: int | None = None
 
 
 class CoreMirrors:
@@ -122,11 +129,12 @@ class CoreMirrors:
     def __init__(self, checks, launch):
         self.checks = checks
         self.launch = launch
-        self.enabled = launch.kind != "MIX"
+        self.enabled = ENABLED and launch.kind != "MIX"
         self.ref_id = None  # the reference core's id while its stream is recorded
         self.ref_base = 0
         self.template: list | None = None  # entries of the reference stream; None: recording
         self.recording: list = []
+        self.ref_gated = False  # the reference had a gate operation (see record_instr)
         self.findings_at_start = 0
         self.mirrored: dict = {}  # core id -> Mirrored
 
@@ -168,6 +176,7 @@ class CoreMirrors:
     # ----------------------------------------------------------------- the reference
     def record_gate(self, gate, action: str, loc) -> None:
         self.recording.append((GATE, gate, action, loc, gate.lo, gate.hi))
+        self.ref_gated = True
 
     def record_instr(self, clocks, instr, pipe: int, count: int) -> None:
         """The reference's instruction, after it was checked (so ``clocks`` holds the clock
@@ -175,8 +184,10 @@ class CoreMirrors:
         split = _split(instr.reads, instr.writes, clocks.core_id)
         vc = clocks.vc[pipe]
         lo, hi = self.ref_base, self.ref_base + KEY_STRIDE
-        mirrorable = split is not None and all(lo <= key < hi for key in vc) and \
-            not (pipe == S and (split[2] or split[3]))
+        # (Before the first gate operation, which gates the queue check knows depends on
+        # what other cores did: such an instruction is never mirrored.)
+        mirrorable = split is not None and self.ref_gated and \
+            all(lo <= key < hi for key in vc) and not (pipe == S and (split[2] or split[3]))
         if not mirrorable:
             self.recording.append(UNMATCHABLE)  # a mirrored core falls back here
             return
@@ -200,6 +211,11 @@ class CoreMirrors:
                 gate.lo != entry[4] or gate.hi != entry[5]:
             return False
         ref = entry[1]
+        gates = len(self.launch.gates)
+        if m.gate_count is None:
+            m.gate_count = gates
+        elif gates != m.gate_count:
+            return False  # a gate was added: the full path registers it when it would
         mapped = m.gates.get(gate)
         if mapped is not ref:
             if mapped is not None or ref in m.gates.values() or \
@@ -218,7 +234,8 @@ class CoreMirrors:
         if pos >= len(template):
             return False
         entry = template[pos]
-        if entry[0] != INSTR or entry[1] != instr.pipe or entry[2] != instr.loc:
+        if entry[0] != INSTR or entry[1] != instr.pipe or entry[2] != instr.loc or \
+                len(self.launch.gates) != m.gate_count:
             return False
         rec = instr.record
         split = _split(instr.reads, instr.writes, core.core_id)
@@ -251,12 +268,16 @@ class CoreMirrors:
     def materialise(self, cid: int) -> None:
         """Replay a mirrored core's matched events through the local checks, in order: its
         state is then what the full path would have left, and the core leaves the mirror."""
-        m = self.mirrored.pop(cid)
+        m = self.mirrored.pop(cid, None)
+        if m is None:
+            return  # made real already (the mirror was stopped)
         checks = self.checks
         clocks = checks.clocks_of(cid)
         core = m.core
         mine = {ref: gate for gate, ref in m.gates.items()}
         instrs = iter(m.instrs)
+        if m.gate_count is not None:
+            checks.queues.register(m.gate_count)
         for entry in self.template[:m.pos]:
             kind = entry[0]
             if kind == GATE:
@@ -278,6 +299,10 @@ class CoreMirrors:
             else:
                 _, hook, args = entry
                 CLOCK_STEPS[hook](clocks, *args)
+        if m.gate_count is not None:
+            # Gates the core added after its last event, registered since by another core's
+            # gate operation: nothing of this core touched them after they existed.
+            checks.queues.forget_touches(cid, m.gate_count)
 
 
 #: Flag, mutex and barrier hooks -> their clock step, given the hook's arguments after the
