@@ -8,6 +8,8 @@ that need the whole instruction stream: races within and across cores (:mod:`.ra
 vector clocks of :mod:`.clocks`, with edges from :mod:`.queues` and :mod:`.crosscore`),
 uninitialised and stale reads (:mod:`.uninit`), use after free (:mod:`.leases`), operand
 alignment (:mod:`.alignment`) and tensors still held at kernel end (:mod:`.queues`).
+Cores whose events repeat the first core's take its local verdicts and have only their GM
+accesses checked (:mod:`.mirror`).
 The catalogue with example messages is docs/checks.md.
 """
 
