@@ -30,12 +30,13 @@ import torch
 from ascsim.demo import load_example
 from ascsim.isa.operands import Region
 from ascsim.session import SESSION
-from ascsim.sim.checks import KernelChecks
+from ascsim.sim.checks import KernelChecks, mirror
 from ascsim.sim.findings import FindingLog
+from ascsim.sim.launch import fewer_collections
 
 #: Sub-check attribute of KernelChecks -> its per-event methods (switched off together).
 SUB_CHECKS = {
-    "races": ("check_instr", "on_instr"),
+    "races": ("check_instr", "check_records", "on_instr"),
     "uninit": ("on_instr", "on_acquire"),
     "leases": ("on_instr", "on_acquire", "on_release"),
     "alignment": ("on_instr",),
@@ -112,14 +113,21 @@ def record_launch(shape: tuple[int, ...]) -> Recorder:
     return recorders[0]
 
 
-def replay(recorder: Recorder, off: tuple[str, ...] = (), checks: bool = True) -> tuple:
+def replay(recorder: Recorder, off: tuple[str, ...] = (), checks: bool = True,
+           mirrored: bool = True) -> tuple:
     """(CPU seconds, findings) of feeding the recorded events to fresh checks, with the
-    sub-checks named in ``off`` switched off; ``checks=False`` runs the loop alone."""
+    sub-checks named in ``off`` switched off; ``checks=False`` runs the loop alone;
+    ``mirrored=False`` checks every core in full (no core mirrors the first one's verdicts,
+    see ascsim.sim.checks.mirror)."""
     launch = recorder.launch
     final = [(g, g.generation, g.state) for g in launch.gates]
     saved_findings = launch.findings
     launch.findings = FindingLog(strict=False)  # the replay's findings, apart
-    kc = KernelChecks(launch)
+    saved_mirror, mirror.ENABLED = mirror.ENABLED, mirrored
+    try:
+        kc = KernelChecks(launch)
+    finally:
+        mirror.ENABLED = saved_mirror
     for name in off:
         sub = getattr(kc, name)
         for method in SUB_CHECKS[name]:
@@ -127,15 +135,17 @@ def replay(recorder: Recorder, off: tuple[str, ...] = (), checks: bool = True) -
                 setattr(sub, method, _nothing)
     hooks = {name: getattr(kc, name) for name in ("on_gate", "on_instr", "on_wave_start",
                                                    *PLAIN_HOOKS)}
-    start = time.process_time()
-    for name, args, gates in recorder.events:
-        for gate, generation, state in gates:
-            gate.generation, gate.state = generation, state
+    # As in a launch: no cyclic collection meanwhile.
+    with fewer_collections():
+        start = time.process_time()
+        for name, args, gates in recorder.events:
+            for gate, generation, state in gates:
+                gate.generation, gate.state = generation, state
+            if checks:
+                hooks[name](*args)
         if checks:
-            hooks[name](*args)
-    if checks:
-        kc.on_launch_end(launch)
-    seconds = time.process_time() - start
+            kc.on_launch_end(launch)
+        seconds = time.process_time() - start
     found = len(launch.findings)
     kc.release()
     for gate, generation, state in final:
@@ -181,6 +191,9 @@ def main(argv: list[str] | None = None) -> int:
     for name in SUB_CHECKS:
         seconds, found = median_replay(recorder, repeats, off=(name,))
         print(f"{name:<14}{seconds * 1e3:>10.1f}{(total - seconds) * 1e3:>10.1f}{found:>10}")
+    full, found = median_replay(recorder, repeats, mirrored=False)
+    print(f"without mirroring (every core checked in full): {full * 1e3:.1f} ms CPU, "
+          f"{found} findings; mirrored / full {total / full:.2f}")
     return 0
 
 

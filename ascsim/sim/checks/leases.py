@@ -70,6 +70,30 @@ class LeaseCheck:
                     if type(item) is Region and item.gate is not None:
                         self._check(core, instr, item, written)
 
+    def all_current(self, record) -> bool:
+        """Whether every gated operand of ``record`` is of its buffer's current allocation and
+        not given back: what :meth:`on_instr` lets pass without a closer look."""
+        kind = type(record)
+        fields = self.fields.get(kind)
+        if fields is None:
+            fields = self.fields[kind] = _operand_fields(kind) if hasattr(kind, "_fields") \
+                else ()
+        for index, _ in fields:
+            value = record[index]
+            if type(value) is Region:
+                gate = value.gate
+                if gate is not None and value.lease is not None and \
+                        (value.lease != gate.generation or gate.state == "free"):
+                    return False
+            elif type(value) is tuple:
+                for item in value:
+                    if type(item) is Region:
+                        gate = item.gate
+                        if gate is not None and item.lease is not None and \
+                                (item.lease != gate.generation or gate.state == "free"):
+                            return False
+        return True
+
     def _check(self, core, instr, region: Region, written: bool) -> None:
         gate = region.gate
         if gate is None or region.lease is None:

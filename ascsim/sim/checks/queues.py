@@ -61,15 +61,29 @@ class QueueCheck:
         self.hits: dict = {}
 
     def _register_new(self) -> None:
+        self.register(len(self.launch.gates))
+
+    def register(self, upto: int) -> None:
+        """Put the launch's first ``upto`` gates into the index (the ones not there yet)."""
         gates = self.launch.gates
-        for gate in gates[self.registered:]:
+        if upto <= self.registered:
+            return
+        for gate in gates[self.registered:upto]:
             sync = self.syncs[gate] = SlotSync(gate)
             addrs, entries = self.index.setdefault(gate.key, ([], []))
             k = bisect_right(addrs, gate.lo)
             addrs.insert(k, gate.lo)
             entries.insert(k, (gate.hi, sync))
-        self.registered = len(gates)
+        self.registered = upto
         self.hits.clear()  # a record may touch the new gates too
+
+    def forget_touches(self, core_id: int, since: int) -> None:
+        """Start the states of core ``core_id``'s gates from ``launch.gates[since:]`` afresh:
+        a replay (:mod:`.mirror`) of events that came before those gates existed may have
+        marked them touched."""
+        for gate in self.launch.gates[since:self.registered]:
+            if gate.core_id == core_id:
+                self.syncs[gate].__init__(gate)
 
     def _sync_of(self, gate) -> SlotSync | None:
         sync = self.syncs.get(gate)

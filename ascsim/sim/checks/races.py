@@ -132,8 +132,15 @@ class RaceCheck:
         The common case is handled inline: a plain range inside one segment of the map (a tile
         accessed again, or fresh bytes), with a plain summary it is ordered after. Everything else
         goes through :meth:`_access_range` / :meth:`_access_strided`, which do the same."""
-        reads, writes = instr.reads, instr.writes  # (KernelChecks passes only accessing ones)
-        key = clocks.base + pipe
+        self.check_records(instr, instr.reads, instr.writes, clocks.base + pipe, count, vc,
+                           clocks, pipe)
+
+    def check_records(self, instr, reads, writes, key: int, count: int, vc,
+                      clocks=None, pipe: int = -1) -> None:
+        """:meth:`check_instr` of the accesses ``reads`` and ``writes`` of ``instr``,
+        instruction ``count`` of pipe ``key`` whose clock is ``vc`` (anything with the dict's
+        ``get``). A mirrored core's GM accesses come here alone (:mod:`.mirror`), without
+        ``clocks``: they are never on the scalar pipe, so no auto-sync joins a clock."""
         epoch = (key, count, instr)
         atomic = bool(getattr(instr.record, "atomic", None))
         # The pipe's clock is one dict for the whole launch (joins update it in place, and
@@ -190,6 +197,31 @@ class RaceCheck:
                         amap.put(i, lo, hi, ((key, count, instr, atomic), ()))
                         continue
             self._access_range(amap, record, True, atomic, epoch, clocks, pipe, vc)
+
+    def check_local(self, instr, clocks, pipe: int, count: int) -> None:
+        """:meth:`check_instr` of ``instr``'s local accesses only, through the general path:
+        a mirrored core's replay (its GM accesses were checked when it ran)."""
+        vc = clocks.vc[pipe]
+        epoch = (clocks.base + pipe, count, instr)
+        for record in instr.reads:
+            if record[0][0] != "GM":
+                self._access(record, False, False, epoch, clocks, pipe, vc)
+        atomic = bool(getattr(instr.record, "atomic", None))
+        for record in instr.writes:
+            if record[0][0] != "GM":
+                self._access(record, True, atomic, epoch, clocks, pipe, vc)
+
+    def _access(self, record, write, atomic, epoch, clocks, pipe, vc) -> None:
+        """One access of either form through the general path."""
+        if record[2] <= record[1]:
+            return
+        amap = self.maps.get(record[0])
+        if amap is None:
+            amap = self.maps[record[0]] = AccessMap()
+        if len(record) != 3:
+            self._access_strided(amap, record, write, atomic, epoch, clocks, pipe, vc)
+        else:
+            self._access_range(amap, record, write, atomic, epoch, clocks, pipe, vc)
 
     def _access_range(self, amap, record, write, atomic, epoch, clocks, pipe, vc) -> None:
         """A plain byte range: one split of the map serves both the check and the record

@@ -62,11 +62,15 @@ class UninitCheck:
     def on_acquire(self, gate) -> None:
         """A producer takes a gated buffer (``acquire_write``): its bytes are unwritten for
         this allocation."""
-        space = gate.key
+        self.take(gate.key, gate.lo, gate.hi)
+
+    def take(self, space, lo: int, hi: int) -> None:
+        """:meth:`on_acquire` of a buffer at ``[lo, hi)`` of ``space`` (the bounds the gate
+        had then: a scratch buffer may be placed elsewhere later)."""
         mask = self.masks.get(space)
         if mask is None:
             return  # nothing written there yet
-        lo, hi = gate.lo, min(gate.hi, len(mask))
+        hi = min(hi, len(mask))
         if hi > lo:
             _take(mask, lo, hi)
         self.version[space] = self.version.get(space, 0) + 1

@@ -1,0 +1,315 @@
+"""Cores that repeat the first core's event stream: their local checks are proven, not redone.
+
+A kernel launched on many cores mostly runs the same program on each, on other GM bytes: the
+same instructions on the same pipes, touching the same local addresses (in the core's own UB,
+L1, ...), with the same queue operations on the same slots. The checks of a core's *local*
+state (races on its local memories, written bytes, queue hand-overs, alignment, and the vector
+clocks that order them) are a function of that stream alone, as long as nothing links the core
+to another one (a cross-core flag, ``sync_all``, a Matmul hand-off): each core starts from
+empty state and sees only its own memories. So a core whose stream is, event for event, the
+stream of the first core (the *reference*) up to the core's own memory keys gets the same
+verdicts: none, when the reference had no finding at all.
+
+Such a core is *mirrored*: each of its events is compared with the reference's event at the
+same position and, when they match, only what depends on other cores is done for real -- its GM
+accesses go through the race check (with the clock the core's pipe has then: the reference's
+clock at that position, renamed to this core's pipes), and the use-after-free check, which
+reads each operand's own allocation, runs as usual. The event is kept. At the first event that
+does not match (or a cross-core event anywhere, which would read or join the core's clocks),
+the core's kept events are replayed through the local checks in order -- everything the full
+path would have done, minus the GM part already done -- and the core continues on the full
+path. A core that finishes mirrored needs nothing more: no later event reads its local state.
+
+Preconditions, each checked, else the full path runs:
+
+* the launch is not a MIX launch (AIC and AIV cores exchange data and flags), and no
+  cross-core hook has fired;
+* the reference reported no finding of any kind while its stream was recorded (findings are
+  counted per core and line, so a repeated one would have to be counted again), and its
+  recording ended when another core's first event arrived;
+* the mirrored core had no event before it started mirroring;
+* at each position: the same hook; for a gate, the corresponding slot (same memory, bytes,
+  label, pipes), action and line; for an instruction, the same pipe, line, atomic and padding
+  flags, and the same local access records (in the core's own memories) in the same order;
+  its GM records may differ. A scalar instruction with a GM record (whose auto-sync would
+  join clocks) and a reference clock that names another core are never mirrored.
+"""
+
+from __future__ import annotations
+
+from ascsim.sim.checks.clocks import KEY_STRIDE, PIPE_INDEX, S
+
+#: Whether launches mirror cores at all (the tests compare the findings with and without).
+ENABLED = True
+
+GATE, INSTR, CLOCK = 0, 1, 2  # template entry kinds
+#: The entry of a reference event no core may mirror (no field matches anything).
+_NEVER = object()
+UNMATCHABLE = (-1, _NEVER, _NEVER, _NEVER, _NEVER, _NEVER)
+
+
+def _split(reads, writes, core_id: int):
+    """(local reads, local writes, GM reads, GM writes) of an instruction, the local records
+    as (memory name, lo, hi, ...) so that two cores' compare equal; None when a record names
+    another core's local memory."""
+    local_reads, local_writes, gm_reads, gm_writes = [], [], [], []
+    for record in reads:
+        space = record[0]
+        if space[0] == "GM":
+            gm_reads.append(record)
+        elif space[0] == core_id:
+            local_reads.append((space[1],) + record[1:])
+        else:
+            return None
+    for record in writes:
+        space = record[0]
+        if space[0] == "GM":
+            gm_writes.append(record)
+        elif space[0] == core_id:
+            local_writes.append((space[1],) + record[1:])
+        else:
+            return None
+    return local_reads, local_writes, gm_reads, gm_writes
+
+
+#: Record type -> the field indices of ``atomic`` and ``whole_blocks`` (-1: none), the two
+#: flags of a record the local checks read (the race and written-bytes checks).
+_FLAG_FIELDS: dict = {}
+
+
+def _flags(record) -> tuple[bool, bool]:
+    kind = type(record)
+    fields = _FLAG_FIELDS.get(kind)
+    if fields is None:
+        names = getattr(kind, "_fields", ())
+        fields = _FLAG_FIELDS[kind] = tuple(names.index(name) if name in names else -1
+                                            for name in ("atomic", "whole_blocks"))
+    atomic, whole = fields
+    return (atomic >= 0 and bool(record[atomic]), whole >= 0 and bool(record[whole]))
+
+
+class ShiftedClock:
+    """The clock of a mirrored core's pipe: the reference's clock at the same position, its
+    pipe keys moved to this core's (the reference's clocks name no other core, so neither
+    does this one). Only ``get`` is read, and only where a GM byte was accessed before."""
+
+    __slots__ = ("ref", "shift", "lo", "hi")
+
+    def __init__(self, ref: dict, shift: int, base: int):
+        self.ref, self.shift, self.lo, self.hi = ref, shift, base, base + KEY_STRIDE
+
+    def get(self, key: int, default: int = 0) -> int:
+        if self.lo <= key < self.hi:
+            return self.ref.get(key - self.shift, default)
+        return default
+
+
+class Mirrored:
+    """One mirrored core: where it is in the reference stream, and what it did so far."""
+
+    __slots__ = ("core", "template", "base", "shift", "pos", "gates", "instrs", "gate_count")
+
+    def __init__(self, core, template: list, ref_base: int):
+        self.core = core
+        self.template = template
+        self.base = core.core_id * KEY_STRIDE
+        self.shift = self.base - ref_base  # reference pipe key -> this core's
+        self.pos = 0  # events matched so far
+        self.gates: dict = {}  # this core's gate -> the reference's (one to one)
+        self.instrs: list = []  # its matched instructions (the rest is in the template)
+        # len(launch.gates) at the core's first gate operation, which registered every gate
+        # there was with the queue check (QueueCheck._register_new): the core mirrors only
+        # while no gate is added, so its replay can register the same ones.
+        self.gate_count: int | None = None
+
+
+class CoreMirrors:
+    """The reference stream, and the cores mirroring it (see the module docstring)."""
+
+    def __init__(self, checks, launch):
+        self.checks = checks
+        self.launch = launch
+        self.enabled = ENABLED and launch.kind != "MIX"
+        self.ref_id = None  # the reference core's id while its stream is recorded
+        self.ref_base = 0
+        self.template: list | None = None  # entries of the reference stream; None: recording
+        self.recording: list = []
+        self.ref_gated = False  # the reference had a gate operation (see record_instr)
+        self.findings_at_start = 0
+        self.mirrored: dict = {}  # core id -> Mirrored
+
+    # ----------------------------------------------------------------- who goes where
+    def admit(self, core) -> Mirrored | None:
+        """Called at the first event of a core: the reference starts recording, or the core
+        starts mirroring (returned), or it runs the full checks (None)."""
+        cid = core.core_id
+        if not self.enabled:
+            return None
+        if self.ref_id is None and self.template is None:
+            self.ref_id = cid
+            self.ref_base = cid * KEY_STRIDE
+            self.findings_at_start = len(self.launch.findings)
+            return None
+        self.close()
+        if not self.template:
+            return None
+        m = self.mirrored[cid] = Mirrored(core, self.template, self.ref_base)
+        return m
+
+    def close(self) -> None:
+        """End the reference's recording (another core's first event arrived): the template
+        is what it recorded, or nothing if a finding was reported meanwhile."""
+        if self.template is None:
+            clean = len(self.launch.findings) == self.findings_at_start
+            self.template = self.recording if clean else []
+            self.recording = []
+            self.ref_id = None
+
+    def disable(self) -> None:
+        """A cross-core event: every mirrored core takes the full path from here on."""
+        self.enabled = False
+        self.close()
+        for cid in list(self.mirrored):
+            self.materialise(cid)
+        self.template = []
+
+    # ----------------------------------------------------------------- the reference
+    def record_gate(self, gate, action: str, loc) -> None:
+        self.recording.append((GATE, gate, action, loc, gate.lo, gate.hi))
+        self.ref_gated = True
+
+    def record_instr(self, clocks, instr, pipe: int, count: int) -> None:
+        """The reference's instruction, after it was checked (so ``clocks`` holds the clock
+        its GM accesses were checked with: no race check joins into a non-scalar pipe)."""
+        split = _split(instr.reads, instr.writes, clocks.core_id)
+        vc = clocks.vc[pipe]
+        lo, hi = self.ref_base, self.ref_base + KEY_STRIDE
+        # (Before the first gate operation, which gates the queue check knows depends on
+        # what other cores did: such an instruction is never mirrored.)
+        mirrorable = split is not None and self.ref_gated and \
+            all(lo <= key < hi for key in vc) and not (pipe == S and (split[2] or split[3]))
+        if not mirrorable:
+            self.recording.append(UNMATCHABLE)  # a mirrored core falls back here
+            return
+        self.recording.append((INSTR, instr.pipe, instr.loc, _flags(instr.record),
+                               split[0], split[1], dict(vc), count, pipe))
+
+    def record_clock(self, hook: str, args: tuple) -> None:
+        self.recording.append((CLOCK, hook, args))
+
+    # ----------------------------------------------------------------- a mirrored core
+    def gate(self, m: Mirrored, gate, action: str, loc) -> bool:
+        """A mirrored core's gate operation: True when it matches the reference, False when
+        the core must take the full path from here. (``KernelChecks.on_gate`` matches a slot
+        it has seen before inline, the same way.)"""
+        template = self.template
+        pos = m.pos
+        if pos >= len(template):
+            return False
+        entry = template[pos]
+        if entry[0] != GATE or entry[2] != action or entry[3] != loc or \
+                gate.lo != entry[4] or gate.hi != entry[5]:
+            return False
+        ref = entry[1]
+        gates = len(self.launch.gates)
+        if m.gate_count is None:
+            m.gate_count = gates
+        elif gates != m.gate_count:
+            return False  # a gate was added: the full path registers it when it would
+        mapped = m.gates.get(gate)
+        if mapped is not ref:
+            if mapped is not None or ref in m.gates.values() or \
+                    gate.key != (m.core.core_id, ref.key[1]) or gate.label != ref.label or \
+                    gate.producer != ref.producer or gate.consumer != ref.consumer:
+                return False
+            m.gates[gate] = ref  # (a first sight: a kernel has a handful of slots)
+        m.pos = pos + 1
+        return True
+
+    def instr(self, m: Mirrored, core, instr) -> bool:
+        """A mirrored core's instruction (one that accesses memory): True when it matches the
+        reference and its GM accesses have been checked, False for the full path."""
+        template = self.template
+        pos = m.pos
+        if pos >= len(template):
+            return False
+        entry = template[pos]
+        if entry[0] != INSTR or entry[1] != instr.pipe or entry[2] != instr.loc or \
+                len(self.launch.gates) != m.gate_count:
+            return False
+        rec = instr.record
+        split = _split(instr.reads, instr.writes, core.core_id)
+        if split is None or split[0] != entry[4] or split[1] != entry[5] or \
+                _flags(rec) != entry[3]:
+            return False
+        if not self.checks.leases.all_current(rec):
+            return False  # an operand of a past allocation: the full path says which
+        m.pos = pos + 1
+        m.instrs.append(instr)
+        if split[2] or split[3]:
+            pipe = entry[8]
+            self.checks.races.check_records(
+                instr, split[2], split[3], m.base + pipe, entry[7],
+                ShiftedClock(entry[6], m.shift, m.base), None, pipe)
+        return True
+
+    def clock(self, m: Mirrored, hook: str, args: tuple) -> bool:
+        """A mirrored core's flag, mutex or barrier step: True when it matches."""
+        template = self.template
+        pos = m.pos
+        if pos >= len(template):
+            return False
+        entry = template[pos]
+        if entry[0] != CLOCK or entry[1] != hook or entry[2] != args:
+            return False
+        m.pos = pos + 1
+        return True
+
+    def materialise(self, cid: int) -> None:
+        """Replay a mirrored core's matched events through the local checks, in order: its
+        state is then what the full path would have left, and the core leaves the mirror."""
+        m = self.mirrored.pop(cid, None)
+        if m is None:
+            return  # made real already (the mirror was stopped)
+        checks = self.checks
+        clocks = checks.clocks_of(cid)
+        core = m.core
+        mine = {ref: gate for gate, ref in m.gates.items()}
+        instrs = iter(m.instrs)
+        if m.gate_count is not None:
+            checks.queues.register(m.gate_count)
+        for entry in self.template[:m.pos]:
+            kind = entry[0]
+            if kind == GATE:
+                _, ref, action, _, lo, hi = entry
+                gate = mine[ref]
+                checks.queues.on_gate_op(clocks, gate, action)
+                if action == "acquire_write":
+                    checks.uninit.take(gate.key, lo, hi)
+                    checks.leases.on_acquire(gate, entry[3])
+                elif action == "release_read":
+                    checks.leases.on_release(gate, entry[3])
+            elif kind == INSTR:
+                instr = next(instrs)
+                pipe = PIPE_INDEX[instr.pipe]
+                count = clocks.tick(pipe)
+                checks.queues.check_instr(clocks, instr.reads, instr.writes, pipe)
+                checks.races.check_local(instr, clocks, pipe, count)
+                checks.uninit.on_instr(core, instr)
+            else:
+                _, hook, args = entry
+                CLOCK_STEPS[hook](clocks, *args)
+        if m.gate_count is not None:
+            # Gates the core added after its last event, registered since by another core's
+            # gate operation: nothing of this core touched them after they existed.
+            checks.queues.forget_touches(cid, m.gate_count)
+
+
+#: Flag, mutex and barrier hooks -> their clock step, given the hook's arguments after the
+#: core (and without the locations, which the clocks do not use).
+CLOCK_STEPS = {
+    "on_set_flag": lambda clocks, src, dst, event_id: clocks.set_flag(src, dst, event_id),
+    "on_wait_flag": lambda clocks, src, dst, event_id: clocks.wait_flag(src, dst, event_id),
+    "on_mutex": lambda clocks, action, pipe, mutex_id: clocks.mutex(action, pipe, mutex_id),
+    "on_barrier": lambda clocks, pipe: clocks.barrier(pipe),
+}
