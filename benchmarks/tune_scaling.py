@@ -19,11 +19,21 @@ rounds (default 3), each round running every configuration once in turn (1 worke
 workers, ...), so that a slow spell of the host falls on all of them alike. Each row gives
 the median over the rounds, the ratios are those of the medians, and the per-round ratios
 are printed too. Ray runs once (its cluster start dominates it).
+
+Each round also runs the same trials with no tuner at all, as the machine's own reference:
+forks of this process, each taking every n-th configuration of the grid (in a seeded
+shuffled order) and calling the run function on them back to back, released together and
+timed until the last one ends. The pool's forked workers start in the same state, so what the
+pool's 2-worker ratio has beyond this one is the tuner's own cost (the sampler, dispatch,
+results); what this one has beyond 0.5 is the host's (two busy cores that are slower than one,
+each process's first trial, a split that does not come out even).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import random
 import statistics
 import sys
 import time
@@ -31,7 +41,11 @@ from pathlib import Path
 
 from ascsim.tune import search
 from ascsim.tune.backends import ProcessPoolBackend
+from ascsim.tune.backends.processes import fork_unsafe_reason
+from ascsim.tune.measure import INFEASIBLE_FINDINGS
+from ascsim.tune.space import as_space
 from ascsim.tune.target import parse_target
+from ascsim.tune.trial import TrialSpec
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = f"{ROOT / 'examples' / 'matmul_leakyrelu.py'}:tune_entry"
@@ -59,6 +73,45 @@ def sweep(target, budget: int, workers: int, start: str | None) -> tuple[float, 
     return wall, result.start_s, result.config, len(result.evaluated()), result.backend
 
 
+def no_tuner(target, budget: int, processes: int) -> float | None:
+    """Wall seconds of ``budget`` grid configurations run by ``processes`` forks of this
+    process (every n-th configuration each), released together; None if this process may not
+    fork now."""
+    if fork_unsafe_reason() is not None:
+        return None
+    configs = list(as_space(SPACE).grid())
+    random.Random(0).shuffle(configs)
+    configs = configs[:budget]
+    spec = TrialSpec(target, "device_time_us", INFEASIBLE_FINDINGS, SOC)
+    go_read, go_write = os.pipe()
+    children = []
+    for part in range(processes):
+        pid = os.fork()
+        if pid == 0:  # the child: wait for the start, run its share, leave without cleanup
+            code = 0
+            try:
+                os.close(go_write)
+                import torch
+
+                torch.set_num_threads(1)  # as a forked pool worker does
+                os.read(go_read, 1)
+                for config in configs[part::processes]:
+                    spec.run(config)
+            except BaseException:  # noqa: BLE001 - the parent sees the exit code
+                code = 1
+            os._exit(code)
+        children.append(pid)
+    os.close(go_read)
+    begin = time.perf_counter()
+    os.write(go_write, b"x" * processes)
+    failed = [pid for pid in children if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])]
+    wall = time.perf_counter() - begin
+    os.close(go_write)
+    if failed:
+        raise RuntimeError(f"{len(failed)} of the no-tuner processes failed")
+    return wall
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="8 trials, one round, no Ray")
@@ -75,9 +128,14 @@ def main(argv: list[str] | None = None) -> int:
     if not args.quick:
         pool_runs += [(1, "spawn"), (2, "spawn")]
     timed: dict[tuple[int, str | None], list[tuple[float, float, dict, int, str]]] = {}
+    bare: dict[int, list[float]] = {}
     for _ in range(rounds):
         for workers, start in pool_runs:
             timed.setdefault((workers, start), []).append(sweep(target, budget, workers, start))
+        for processes in (1, 2):
+            wall = no_tuner(target, budget, processes)
+            if wall is not None:
+                bare.setdefault(processes, []).append(wall)
     if not args.quick:
         timed[(2, None)] = [sweep(target, budget, 2, None)]
     print(f"{budget} trials of {Path(TARGET.split(':')[0]).name}:tune_entry on {SOC}, "
@@ -103,6 +161,14 @@ def main(argv: list[str] | None = None) -> int:
         trials = medians[(2, start)][1] / medians[(1, start)][1]
         print(f"2 workers / 1 worker, {label}: {wall:.2f} whole search, {trials:.2f} trials "
               f"only (target <= {TARGET_RATIO}); whole search per round: {per_round}")
+    if len(bare.get(2, ())) == rounds and len(bare.get(1, ())) == rounds:
+        one, two = statistics.median(bare[1]), statistics.median(bare[2])
+        per_round = ", ".join(f"{b / a:.2f}" for a, b in zip(bare[1], bare[2]))
+        print(f"no tuner (forked processes, every n-th configuration): 1 process {one:.1f} s, "
+              f"2 processes {two:.1f} s, {two / one:.2f} (the host's own 2-core ratio); per "
+              f"round: {per_round}")
+    else:
+        print("no tuner: not run (this process could not fork safely)")
     print(f"same best everywhere: {same}")
     return 0 if same else 1
 

@@ -45,6 +45,20 @@ def test_a_worker_killed_mid_trial_costs_only_that_trial(tmp_path):
     assert "killed by SIGKILL" in next(t for t in result.trials if t.status == "failed").reason
 
 
+def test_fresh_interpreter_workers_run_pytorch_on_one_thread(monkeypatch):
+    """A pool runs one worker per core: a worker's own PyTorch thread pool would only spin
+    beside the other workers' (forked workers set one thread at the fork, fresh interpreters
+    once they have loaded the run function)."""
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")  # what a fresh interpreter would start with
+    pool = ProcessPoolBackend(2, start="spawn")
+    try:
+        result = search(h.torch_threads, {"a": [1, 2], "b": [2], "mode": ["slow"]}, budget=2,
+                        backend=pool)
+    finally:
+        pool.close()
+    assert [t.value for t in result.trials] == [1.0, 1.0]
+
+
 def _scenario(name: str, *args: str) -> None:
     """Run a scenario of tests/tune_fork_scenarios.py in a fresh interpreter (one thread, so
     the pool forks its workers) and fail with its output if it fails."""

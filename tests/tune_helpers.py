@@ -82,3 +82,10 @@ def hangs(a: int, b: int, mode: str, marker_dir: str):
     (Path(marker_dir) / f"worker-{os.getpid()}").touch()
     time.sleep(600)
     return synthetic(a, b, mode)
+
+
+def torch_threads(a: int, b: int, mode: str):
+    """The number of PyTorch threads the trial's own code runs with, as its time."""
+    import torch
+
+    return SimpleNamespace(device_time_us=float(torch.get_num_threads()), reports=())

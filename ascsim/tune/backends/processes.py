@@ -103,6 +103,22 @@ def die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
 
+#: Variables that start a fresh worker's thread pools (OpenMP, so PyTorch's; OpenBLAS, MKL)
+#: with one thread.
+ONE_THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def one_torch_thread() -> None:
+    """PyTorch on one thread in a forked worker: the pool already runs one worker per core,
+    and a worker's own thread pool (OpenMP threads spinning beside every other worker's) makes
+    each trial's host-side torch calls slower, not faster. A launch sets one thread inside it
+    anyway; this covers the run function's own torch work around the launch. (A fresh
+    interpreter gets the same from :data:`ONE_THREAD_ENV`.)"""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+
+
 def _forked_child(fd: int, close_fds: Iterable[int], main: Callable[[int], None],
                   parent_pid: int) -> None:
     """The forked worker's whole life; it never returns into the parent's code."""
@@ -113,9 +129,7 @@ def _forked_child(fd: int, close_fds: Iterable[int], main: Callable[[int], None]
         for other in close_fds:
             with contextlib.suppress(OSError):  # already closed
                 os.close(other)
-        torch = sys.modules.get("torch")
-        if torch is not None:
-            torch.set_num_threads(1)
+        one_torch_thread()
         main(fd)
     except BaseException:  # noqa: BLE001 - the parent sees the exit code and the text
         traceback.print_exc()
@@ -147,5 +161,7 @@ def spawn_worker(fd: int, main_ref: str) -> subprocess.Popen:
     module, function = main_ref.split(":")
     code = (f"from ascsim.tune.backends.processes import die_with_parent; "
             f"die_with_parent({os.getpid()}); from {module} import {function}; {function}({fd})")
+    # PyTorch (and the BLAS libraries) on one thread from the start, as in a forked worker.
+    env = {**os.environ, **{name: "1" for name in ONE_THREAD_ENV}}
     return subprocess.Popen([sys.executable, "-c", code], pass_fds=[fd],
-                            start_new_session=True)
+                            start_new_session=True, env=env)
