@@ -45,6 +45,7 @@ from ascsim.bench.references import make_inputs  # noqa: E402
 from ascsim.bench.tasks import load_task  # noqa: E402
 from ascsim.hw import get_soc  # noqa: E402
 from ascsim.ops import fused_conv_sigmoid, fused_conv_tanh  # noqa: E402
+from ascsim.ops.conv_plan import ITEMSIZE  # noqa: E402
 from ascsim.sim.cost import cost_table  # noqa: E402
 from ascsim.sim.profile import cube_peak_flops_per_s  # noqa: E402
 
@@ -55,7 +56,6 @@ PIPES = ("S", "MTE2", "M", "MTE1", "FIX", "V", "MTE3")
 #: The seed's K2 chain per element (article: e^z, -z, e^-z, difference, sum, quotient; then one
 #: cast for 16-bit outputs), as vector cost classes.
 SEED_CHAIN = ("exp", "muls", "exp", "sub", "add", "div")
-DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4}
 
 
 def profile_case(op: str, variant: str, soc: str, case_id: int, tuned: bool):
@@ -77,6 +77,11 @@ def profile_case(op: str, variant: str, soc: str, case_id: int, tuned: bool):
     return info.device_time_us, kernels
 
 
+def fixed_us(soc) -> float:
+    """One kernel's fixed cost in the model: the launch overhead and the cores' start-up."""
+    return soc.timing.launch_overhead_us + soc.cycles_to_us(soc.timing.kernel_start_cycles)
+
+
 def model_floor_us(op: str, soc_name: str, case_id: int, kernels: int) -> float:
     """The model's least device time of ``kernels`` kernels computing the case: their fixed
     costs plus the convolution at the chip's cube peak."""
@@ -85,7 +90,7 @@ def model_floor_us(op: str, soc_name: str, case_id: int, kernels: int) -> float:
     (n, _, _, _), (cout, cin, kh, kw), _ = case.input_shapes
     _, _, ho, wo = case.output_shape
     flops = 2.0 * n * ho * wo * cout * cin * kh * kw
-    fixed = soc.timing.launch_overhead_us + soc.cycles_to_us(soc.timing.kernel_start_cycles)
+    fixed = fixed_us(soc)
     return kernels * fixed + flops / cube_peak_flops_per_s(soc, case.dtypes[0]) * 1e6
 
 
@@ -96,7 +101,7 @@ def seed_design_floor_us(op: str, soc_name: str, case_id: int) -> float:
     timing = soc.timing
     case = load_task(op).case(case_id)
     n, cout, ho, wo = case.output_shape
-    fixed = timing.launch_overhead_us + soc.cycles_to_us(timing.kernel_start_cycles)
+    fixed = fixed_us(soc)
     k1 = fixed + soc.cycles_to_us(timing.gm_read_latency_cycles
                                   + timing.gm_write_latency_cycles)
     k1 += model_floor_us(op, soc_name, case_id, 0)
@@ -117,8 +122,8 @@ def two_kernel_floor_us(op: str, soc_name: str, case_id: int) -> float:
     case = load_task(op).case(case_id)
     x_shape, w_shape, _ = case.input_shapes
     n, cout, ho, wo = case.output_shape
-    size = DTYPE_BYTES[case.dtypes[0]]
-    fixed = timing.launch_overhead_us + soc.cycles_to_us(timing.kernel_start_cycles)
+    size = ITEMSIZE[case.dtypes[0]]
+    fixed = fixed_us(soc)
     read_us = (math.prod(x_shape) + math.prod(w_shape)) * size / soc.gm_bandwidth_bytes_per_s
     k1 = (fixed + soc.cycles_to_us(timing.gm_read_latency_cycles
                                    + timing.gm_write_latency_cycles)

@@ -194,12 +194,10 @@ class CostTable:
             writeback = _writeback(core, cache)
             if hbm or writeback:
                 from_hbm = self.hbm_cycles(core, cost, start, hbm, writeback)
-                hbm_cycles = core.launch.hbm_cycles
                 # A misaligned burst's extra request occupies HBM too; the request is in the
                 # memory system from its issue until its data arrive, its latency included.
-                in_hbm = from_hbm * slow + (latency if hbm else 0.0)
-                hbm_cycles[core.core_id] = hbm_cycles.get(core.core_id, 0.0) + in_hbm
-                cycles += from_hbm + _book_hbm(core, start, from_hbm * slow)
+                cycles += from_hbm + _book_hbm(core, start, from_hbm * slow,
+                                               from_hbm * slow + (latency if hbm else 0.0))
             return cycles * slow + fixed, latency
         busy = nbytes * slow / cost.rate + fixed
         if gm is not None:
@@ -209,8 +207,6 @@ class CostTable:
                 # The write lands in L2 at the port rate while the lines it pushes out go to
                 # HBM at the core's share: whichever takes longer.
                 to_hbm = self.hbm_cycles(core, cost, start, 0.0, writeback)
-                hbm_cycles = core.launch.hbm_cycles
-                hbm_cycles[core.core_id] = hbm_cycles.get(core.core_id, 0.0) + to_hbm
                 busy = max(busy, to_hbm + _book_hbm(core, start, to_hbm) + fixed)
         return busy, float(cost.write_latency)
 
@@ -363,13 +359,18 @@ def _own_lines(core) -> list:
     return own
 
 
-def _book_hbm(core, start: float, cycles: float) -> float:
-    """Book ``cycles`` of the core's HBM share for a transfer starting at ``start``; returns
-    how long it waits for the core's earlier HBM transfers (a core's reads and write-backs
-    share one share of HBM: its MTE2 and MTE3 do not each get one)."""
-    free = core.launch.hbm_free
-    wait = max(0.0, free.get(core.core_id, 0.0) - start)
-    free[core.core_id] = start + wait + cycles
+def _book_hbm(core, start: float, cycles: float, in_hbm: float | None = None) -> float:
+    """Book ``cycles`` of the core's HBM share for a transfer starting at ``start`` and add
+    ``in_hbm`` cycles (default ``cycles``) to its time with a request in HBM (its duty,
+    :meth:`CostTable.hbm_share`);
+    returns how long it waits for the core's earlier HBM transfers (a core's reads and
+    write-backs share one share of HBM: its MTE2 and MTE3 do not each get one)."""
+    launch, cid = core.launch, core.core_id
+    launch.hbm_cycles[cid] = launch.hbm_cycles.get(cid, 0.0) + (cycles if in_hbm is None
+                                                                 else in_hbm)
+    free = launch.hbm_free
+    wait = max(0.0, free.get(cid, 0.0) - start)
+    free[cid] = start + wait + cycles
     return wait
 
 
