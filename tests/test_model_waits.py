@@ -1,6 +1,7 @@
-"""Three waits of the timing model: a scalar read of UB waits for the instruction that writes
-the value; on the 910B two vector sources that share UB bank groups are read in two cycles per
-repeat; the Matmul API overwrites an L1 slab only once MTE1 has read it."""
+"""Waits of the timing model: a scalar read of UB waits for the instruction that writes the
+value; on the 910B two vector sources that share UB bank groups are read in two cycles per
+repeat, and UB transfers beside such an instruction wait for the ports it holds; the Matmul API
+overwrites an L1 slab only once MTE1 has read it."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import torch
 
 import ascsim.asc as asc
 from ascsim.asc.runtime.config import KernelType
-from ascsim.calib import matmul
+from ascsim.calib import matmul, vector
 from ascsim.session import SESSION
+from ascsim.sim.cost import ub_port_stall
 
 N = 4096  # fp32 elements
 
@@ -112,3 +114,31 @@ def test_norm_overwrites_an_l1_slab_only_after_mte1_has_read_it():
     assert norm and all(gap == pytest.approx(0, abs=1e-6) for gap in norm)
     # MDL ping-pongs two slabs (depth 2, step 1): its loads do not wait for the moves.
     assert any(gap > 1 for gap in _load_after_moves("mdl"))
+
+
+def _add_mte2_busy(ub_gap: int) -> float:
+    """MTE2's busy cycles on the one core of a double-buffered fp16 add (8 KiB copies) whose
+    UB buffers are ``ub_gap`` bytes apart beyond their own size."""
+    with SESSION.using_soc("Ascend910B1"), SESSION.collect(launches=True) as run:
+        vector.run_add((16 * 4096,), torch.float16, cores=1, copy_len=4096, buffers=2,
+                       ub_gap=ub_gap)
+    (core,) = run.launches[0].cores
+    return core.busy["MTE2"]
+
+
+def test_ub_loads_wait_for_the_ports_a_bank_conflicted_vector_instruction_holds():
+    # Buffers 8 KiB apart: x and y 16 KiB apart (0 modulo 512 B), each add reads both in two
+    # cycles per repeat, and the next tile's loads into the same banks wait for those cycles.
+    # 8192 + 128 B: y 256 B off x modulo 512 B, no conflict, nothing to wait for.
+    conflicted, clean = _add_mte2_busy(0), _add_mte2_busy(128)
+    extra_per_tile = 4096 * 2 // 256  # the conflict adds a cycle to each of the add's repeats
+    # Each of the 15 loads after the first overlaps (most of) the previous tile's add.
+    assert clean + 8 * extra_per_tile <= conflicted <= clean + 16 * extra_per_tile
+
+
+def test_a_ub_transfer_loses_the_conflict_cycles_it_overlaps_in_the_banks_it_shares():
+    window = [(0.0, 100.0, 50.0, 0b01)]  # a vector instruction reading bank 0, 50 cycles lost
+    assert ub_port_stall(window, 50.0, 100.0, 0b01) == 25.0  # half of it overlapped
+    assert ub_port_stall(window, 50.0, 100.0, 0b10) == 0.0  # a write into another bank
+    assert ub_port_stall(window, 50.0, 100.0, -1) == 25.0  # a read of UB: any bank
+    assert ub_port_stall(window, 100.0, 10.0, -1) == 0.0  # after it

@@ -18,6 +18,10 @@ from ascsim.sim.source import Location
 
 PIPES = ("S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX")
 
+#: How many of its latest bank-conflicted vector instructions a core keeps for pricing the UB
+#: transfers beside them: a transfer overlaps the few around it, a queue's depth at most.
+UB_CONFLICT_WINDOWS = 8
+
 # Which local buffers each kind of core owns (name -> SocSpec attribute with its size).
 CORE_BUFFERS = {
     "AIV": {"UB": "ub_bytes"},
@@ -82,6 +86,9 @@ class Core:
         # ascsim.sim.exec_vector.execute_vector): a run of fusible vector records only.
         self.executed = 0
         self.vf_group = None
+        # The latest vector instructions that lost cycles to UB bank conflicts, as (start,
+        # end, extra cycles): UB transfers beside them wait for the ports (cost.ub_port_stall).
+        self.ub_conflicts: deque = deque(maxlen=UB_CONFLICT_WINDOWS)
         # Per pipe, the starts of its last pipe_queue_depth instructions: an instruction
         # leaves the pipe's issue queue when it starts, and the scalar unit cannot issue
         # into a full queue.

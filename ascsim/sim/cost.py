@@ -82,8 +82,8 @@ class PathCost:
     one side is GM) and the timing constants of GM transfers."""
 
     __slots__ = ("path", "pipe", "startup", "rate", "burst_gap", "row_floor", "reads_gm",
-                 "touches_gm", "misaligned_extra", "l2_hit_latency", "read_latency",
-                 "write_latency")
+                 "touches_gm", "reads_ub", "writes_ub", "misaligned_extra", "l2_hit_latency",
+                 "read_latency", "write_latency")
 
     def __init__(self, soc: SocSpec, core_kind: str, path: str):
         timing = soc.timing
@@ -94,6 +94,8 @@ class PathCost:
             if self.pipe in STARTUP_FIELD else 0
         self.reads_gm = src == "GM"
         self.touches_gm = src == "GM" or dst == "GM"
+        self.reads_ub = src == "UB"
+        self.writes_ub = dst == "UB"
         bw = soc.core_bw("aic" if core_kind == "AIC" else "aiv")
         self.rate = bw.for_path(path, l2_hit=True) if self.touches_gm else bw.for_path(path)
         self.burst_gap = timing.burst_gap_cycles
@@ -118,6 +120,8 @@ class CostTable:
         self.bank_groups = timing.ub_bank_groups
         self._bank_rows = (timing.ub_bank_row_bytes, timing.ub_bank_group_reads_per_cycle)
         self._bank_cycles: dict = {}
+        # Bytes of one UB bank across its groups (a bank's rows in every group).
+        self._bank_span = max(1, soc.ub_bank_groups * soc.ub_bank_bytes)
         self._vector: dict = {}
         self._paths: dict = {}
         #: Required operand alignment by memory space (a plain dict: looked up per operand).
@@ -156,7 +160,8 @@ class CostTable:
             cost = self._routes[key] = self.path(core_kind, f"{src_space}->{dst_space}")
         return cost
 
-    def transfer(self, core, cost: PathCost, nbytes: int, bursts: int, gm, start: float):
+    def transfer(self, core, cost: PathCost, nbytes: int, bursts: int, gm, start: float,
+                 ub_span: tuple[int, int] | None = None):
         """(busy, latency) of moving ``nbytes`` in ``bursts`` bursts along ``cost``'s path,
         starting at cycle ``start``.
 
@@ -169,15 +174,23 @@ class CostTable:
         from HBM at the core's share of HBM (:meth:`hbm_cycles`). A burst whose GM start is not
         32-byte aligned costs ``gm_misaligned_extra_bytes`` more, at the transfer's own rate.
         On a path with a row floor (GM->L1) the transfer takes at least that per burst.
+        A transfer into or out of UB waits for the UB ports the core's bank-conflicted vector
+        instructions hold beside it (:func:`ub_port_stall`); ``ub_span`` is the UB byte range
+        it writes (None: not known, taken to share every bank).
         """
         bursts = max(1, bursts)
         fixed = cost.startup + (bursts - 1) * cost.burst_gap
         if not cost.touches_gm:
-            return nbytes / cost.rate + fixed, 0.0
-        if cost.row_floor:
+            busy, latency = nbytes / cost.rate + fixed, 0.0
+        elif cost.row_floor:
             busy, latency = self._gm_transfer(core, cost, nbytes, bursts, fixed, gm, start)
-            return max(busy, bursts * cost.row_floor), latency
-        return self._gm_transfer(core, cost, nbytes, bursts, fixed, gm, start)
+            busy = max(busy, bursts * cost.row_floor)
+        else:
+            busy, latency = self._gm_transfer(core, cost, nbytes, bursts, fixed, gm, start)
+        if core.ub_conflicts and (cost.reads_ub or cost.writes_ub):
+            banks = -1 if cost.reads_ub or ub_span is None else self.ub_banks(*ub_span)
+            busy += ub_port_stall(core.ub_conflicts, start, busy, banks)
+        return busy, latency
 
     def _gm_transfer(self, core, cost: PathCost, nbytes: int, bursts: int, fixed: float, gm,
                      start: float):
@@ -263,6 +276,12 @@ class CostTable:
                 max(1, repeats), bytes_per_repeat)
             entry = self._vector[key] = (busy * self.bank_factor, latency)
         return entry
+
+    def ub_banks(self, lo: int, hi: int) -> int:
+        """The UB banks (a bit mask) that the bytes ``[lo, hi)`` lie in: the high bits of a UB
+        address above its rows, groups and row bytes [S18]."""
+        span = self._bank_span
+        return ((1 << ((max(hi, lo + 1) - 1) // span + 1)) - 1) & ~((1 << (lo // span)) - 1)
 
     def bank_read_cycles(self, offsets: tuple) -> int:
         """Cycles a 256 B repeat needs to read its sources at UB byte ``offsets`` (distinct
@@ -372,6 +391,30 @@ def _book_hbm(core, start: float, cycles: float, in_hbm: float | None = None) ->
     wait = max(0.0, free.get(cid, 0.0) - start)
     free[cid] = start + wait + cycles
     return wait
+
+
+def ub_port_stall(conflicts, start: float, busy: float, banks: int) -> float:
+    """Cycles a transfer into or out of UB over ``[start, start + busy)`` waits for the UB
+    ports while vector instructions with bank conflicts run beside it.
+
+    ``conflicts`` holds the core's latest such instructions as ``(start, end, extra, source
+    banks)``: ``extra`` is the cycles its read conflict added (:meth:`CostTable.
+    bank_read_cycles`), in which its bank groups serve the second read of a row. A DMA access
+    in those cycles waits when it conflicts with that read [S18]: a read of UB always (two
+    reads conflict in one bank group, and both sweep the groups), a write into UB when it lies
+    in a bank the instruction reads (a read and a write conflict in one bank); ``banks`` is
+    the bit mask of the banks the transfer writes, -1 for a read. The transfer loses each such
+    instruction's extra cycles in the proportion of that instruction's time it overlaps.
+    Only instructions issued before the transfer are known to it (the simulation runs in
+    program order). A conflict-free layout (the published Add's last step [S1]) leaves the
+    transfer alone."""
+    end = start + busy
+    stall = 0.0
+    for v_start, v_end, extra, v_banks in conflicts:
+        overlap = min(end, v_end) - max(start, v_start)
+        if overlap > 0 and banks & v_banks:
+            stall += extra * overlap / (v_end - v_start)
+    return stall
 
 
 def _misaligned_bursts(gm) -> float:

@@ -141,6 +141,7 @@ def execute_copy(core, rec: Copy):
         d_lo += dst.offset
         reads = ((src.mem.key, s_lo, s_lo + total),)
         writes = ((dst.mem.key, d_lo, d_lo + total),)
+        ub_span = (d_lo, d_lo + total)
         gm = ((src.mem.id, ByteRows(s_lo, total, bursts.src_pitch, 1)) if cost.reads_gm else
               (dst.mem.id, ByteRows(d_lo, total, bursts.dst_pitch, 1)) if cost.touches_gm
               else None)
@@ -160,18 +161,19 @@ def execute_copy(core, rec: Copy):
             check_bytes(core, src, s_lo, s_hi, loc)
         reads = (_block_access(src, bursts, 0, s_lo, s_hi),)
         writes = (_block_access(dst, bursts, 1, d_lo, d_hi),)
+        ub_span = (dst.offset + d_lo, dst.offset + d_hi)
         gm = (_gm_rows(src, bursts, 0) if cost.reads_gm else
               _gm_rows(dst, bursts, 1) if cost.touches_gm else None)
     else:
         reads = writes = ()
-        gm = None
+        gm = ub_span = None
     if rec.pad is not None and values:
         where, value = rec.pad
         view(core, dst, 0, int(where.max()) + 1, loc)[where] = value
     core.count_bytes(cost.path, total)
     ready = gates_ready((src, dst))
     start = core.begin(cost.pipe, ready if ready > rec.after else rec.after)
-    busy, latency = core.costs.transfer(core, cost, total, bursts.count, gm, start)
+    busy, latency = core.costs.transfer(core, cost, total, bursts.count, gm, start, ub_span)
     instr = core.place(cost.pipe, rec.op, start, busy, latency, loc, reads, writes, rec)
     gates_done((src, dst), instr.done)
     return instr

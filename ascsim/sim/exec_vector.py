@@ -309,7 +309,14 @@ def execute_vector(core, rec: Vector):
             sources.add(dst.offset)
         conflict = costs.bank_read_cycles(tuple(sources)) * max(1, repeats)
         if conflict > busy:
-            busy = conflict
+            instr = _place(core, rec, regions, conflict, latency, tuple(reads), writes)
+            banks = 0
+            for s in srcs:
+                banks |= costs.ub_banks(s.offset, s.offset + s.nbytes)
+            if spec.reads_dst:
+                banks |= costs.ub_banks(dst.offset, dst.offset + dst.nbytes)
+            core.ub_conflicts.append((instr.start, instr.end, conflict - busy, banks))
+            return instr
     return _place(core, rec, regions, busy, latency, tuple(reads), writes)
 
 
