@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ascsim.calib import conv, datacopy, matmul, vector
+from ascsim.calib import conv, datacopy, matmul, matmul_basic, tbmm, vector
 from ascsim.session import SESSION
 
 DTYPES = {"float16": torch.float16, "float32": torch.float32, "bfloat16": torch.bfloat16}
@@ -59,6 +59,15 @@ def _matmul_api(mnk, split, base, template: str = "norm", depth_a1: int = 2,
     return matmul.run_matmul_api(tuple(mnk), tuple(split), tuple(base), template, depth_a1,
                                  depth_b1, step_ka, step_kb, rounds, const_tiling, unit_flag,
                                  dtype, out_dtype, _pair(single), cores)
+
+
+def _matmul_basic(mnk, base, single, step_ka: int, step_kb: int, rounds: int = 1):
+    return matmul_basic.run_matmul_basic(tuple(mnk), tuple(base), tuple(single), step_ka,
+                                         step_kb, rounds)
+
+
+def _tbmm(bmnk, perm_x1: int, base=(128, 128, 64), k_l1: int = 256, dtype: str = "bfloat16"):
+    return tbmm.run_tbmm(tuple(bmnk), perm_x1, tuple(base), k_l1, dtype)
 
 
 def _matmul_act(mnk, split, base, act: str, relay: str, act_tile: int = 8192,
@@ -123,6 +132,12 @@ KERNELS = {k.name: k for k in (
     CalibrationKernel("datacopy", _datacopy, "asc-devkit data_copy (GM->UB, GM->L1 ND2NZ)"),
     CalibrationKernel("matmul_api", _matmul_api,
                       "asc-devkit matmul_high_performance (Matmul API tiling steps)"),
+    CalibrationKernel("matmul_basic", _matmul_basic,
+                      "asc-devkit matmul_basic_api_high_performance (hand-written cube "
+                      "pipeline: Load3D / LoadData2DV2, L1 and L0 ping-pong)"),
+    CalibrationKernel("tbmm", _tbmm,
+                      "cann-samples transpose_batch_matmul (TBMM: A's batch/M transpose in "
+                      "the GM->L1 stride)"),
     CalibrationKernel("matmul_act", _matmul_act,
                       "asc-devkit matmul_gelu / cann-samples cv_datapath (MIX fusion)"),
     CalibrationKernel("conv_act", _conv_act,

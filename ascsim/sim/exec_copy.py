@@ -56,6 +56,9 @@ def route(core, src: Region, dst: Region, loc):
 
 #: Paths that write into a memory of another core of the group: path -> that core's kind.
 CROSS_CORE_PATHS = {"L0C->UB": "AIV", "UB->L1": "AIC"}
+#: The index arrays of an executed IndexedCopy's kept record (see :func:`_indexed_place`).
+NO_INDEX = np.empty(0, dtype=np.int64)
+NO_INDEX.flags.writeable = False
 
 
 def _reaches(core, path: str, other_id: int) -> bool:
@@ -285,8 +288,12 @@ def _indexed_place(core, rec: IndexedCopy, cost, read, write):
     ready = gates_ready((src, dst))
     start = core.begin(cost.pipe, ready if ready > rec.after else rec.after)
     busy, latency = core.costs.transfer(core, cost, rec.nbytes, rec.bursts, gm, start)
+    # The launch keeps every instruction's record until its report is made; the index arrays
+    # (about 1 MB for a 256 x 256 fractal copy) are needed only above, so the kept record goes
+    # without them (a long hand-written cube pipeline would otherwise fill the host's memory).
+    kept = rec._replace(src_index=NO_INDEX, dst_index=None, gm_rows=None, dst_runs=None)
     instr = core.place(cost.pipe, rec.op, start, busy, latency, loc,
-                       (read,) if read else (), (write,) if write else (), rec)
+                       (read,) if read else (), (write,) if write else (), kept)
     gates_done((src, dst), instr.done)
     return instr
 
