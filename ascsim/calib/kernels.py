@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ascsim.calib import conv, datacopy, matmul, matmul_basic, tbmm, vector
+from ascsim.calib import catlass_matmul, conv, datacopy, matmul, matmul_basic, tbmm, vector
 from ascsim.session import SESSION
 
 DTYPES = {"float16": torch.float16, "float32": torch.float32, "bfloat16": torch.bfloat16}
@@ -64,6 +64,10 @@ def _matmul_api(mnk, split, base, template: str = "norm", depth_a1: int = 2,
 def _matmul_basic(mnk, base, single, step_ka: int, step_kb: int, rounds: int = 1):
     return matmul_basic.run_matmul_basic(tuple(mnk), tuple(base), tuple(single), step_ka,
                                          step_kb, rounds)
+
+
+def _catlass_matmul(mnk, l1_tile=(256, 256, 128), l0_k: int = 64, scheduler: str = "swizzle"):
+    return catlass_matmul.run_catlass_matmul(tuple(mnk), tuple(l1_tile), l0_k, scheduler)
 
 
 def _tbmm(bmnk, perm_x1: int, base=(128, 128, 64), k_l1: int = 256, dtype: str = "bfloat16"):
@@ -135,6 +139,9 @@ KERNELS = {k.name: k for k in (
     CalibrationKernel("matmul_basic", _matmul_basic,
                       "asc-devkit matmul_basic_api_high_performance (hand-written cube "
                       "pipeline: Load3D / LoadData2DV2, L1 and L0 ping-pong)"),
+    CalibrationKernel("catlass_matmul", _catlass_matmul,
+                      "CATLASS basic matmul on the 950 (L1 / L0 tiles, swizzle or ASWT block "
+                      "scheduler, FixPipe L0C->GM)"),
     CalibrationKernel("tbmm", _tbmm,
                       "cann-samples transpose_batch_matmul (TBMM: A's batch/M transpose in "
                       "the GM->L1 stride)"),

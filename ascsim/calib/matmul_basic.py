@@ -166,8 +166,9 @@ def load_b(b_l0, b_l1, slice_in_chunk, n_align, base_n: int, base_k: int,
 def region_blocks(a_gm, b_gm, c_gm, a1, b1, l0a, l0b, l0c, first_m, first_n, rows, cols,
                   k: int, base_m: int, base_n: int, base_k: int, step_ka: int, step_kb: int,
                   n_out: int, a1_elems: int, b1_elems: int, l0_elems: int,
-                  v2: asc.ConstExpr[bool]):
-    """Every base block of one region (M fastest), the whole K extent each."""
+                  v2: asc.ConstExpr[bool], quant):
+    """Every base block of one region (M fastest), the whole K extent each; FixPipe writes
+    each block out with ``quant`` (``QuantModes.F322F16``: fp16 C, ``NoQuant``: fp32 C)."""
     k_loop = k // base_k
     l0_slot = 0
     for nb in range(_ceil_div(cols, base_n)):
@@ -231,9 +232,30 @@ def region_blocks(a_gm, b_gm, c_gm, a1, b1, l0a, l0b, l0c, first_m, first_n, row
             asc.fixpipe(c_gm[row_a * n_out + row_b:], l0c,
                         asc.FixpipeParamsV220(n_size=n_len, m_size=m_len, src_stride=m_align,
                                               dst_stride=n_out,
-                                              quant_pre=asc.QuantModes.F322F16),
+                                              quant_pre=quant),
                         asc.FixpipeConfig.cfg_row_major())
             asc.set_flag(asc.HardEvent.FIX_M, 0)
+
+
+@asc.jit
+def buffers_free():
+    """Every buffer starts free: pre-set the consumers' flags that :func:`region_blocks` waits
+    for before it fills a buffer (drained by :func:`buffers_drained`)."""
+    for ev in range(4):
+        asc.set_flag(asc.HardEvent.MTE1_MTE2, ev)
+    for slot in range(2):
+        asc.set_flag(asc.HardEvent.M_MTE1, slot)
+    asc.set_flag(asc.HardEvent.FIX_M, 0)
+
+
+@asc.jit
+def buffers_drained():
+    """Wait for the last uses of every buffer (the flags :func:`buffers_free` pre-set)."""
+    for ev in range(4):
+        asc.wait_flag(asc.HardEvent.MTE1_MTE2, ev)
+    for slot in range(2):
+        asc.wait_flag(asc.HardEvent.M_MTE1, slot)
+    asc.wait_flag(asc.HardEvent.FIX_M, 0)
 
 
 @asc.jit(kernel_type=KernelType.AIC_ONLY)
@@ -262,22 +284,13 @@ def matmul_basic_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.Globa
         m_idx = block % m_per_round + rnd * m_per_round
         n_idx = block // m_per_round
         if m_idx < m_regions and n_idx < n_regions:
-            # Every buffer starts free: pre-set the consumers' flags (drained below).
-            for ev in range(4):
-                asc.set_flag(asc.HardEvent.MTE1_MTE2, ev)
-            for slot in range(2):
-                asc.set_flag(asc.HardEvent.M_MTE1, slot)
-            asc.set_flag(asc.HardEvent.FIX_M, 0)
+            buffers_free()
             first_m, first_n = m_idx * single_m, n_idx * single_n
             region_blocks(a_gm, b_gm, c_gm, a1, b1, l0a, l0b, l0c, first_m, first_n,
                           min(single_m, m - first_m), min(single_n, n - first_n), k, base_m,
                           base_n, base_k, step_ka, step_kb, n, a1_elems, b1_elems, l0_elems,
-                          v2)
-            for ev in range(4):
-                asc.wait_flag(asc.HardEvent.MTE1_MTE2, ev)
-            for slot in range(2):
-                asc.wait_flag(asc.HardEvent.M_MTE1, slot)
-            asc.wait_flag(asc.HardEvent.FIX_M, 0)
+                          v2, asc.QuantModes.F322F16)
+            buffers_drained()
     asc.pipe_barrier(asc.PipeID.PIPE_ALL)
 
 
