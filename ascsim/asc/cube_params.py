@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields
 
 from ascsim.asc.enums import CO2Layout, QuantModes
 from ascsim.asc.params import U8, U16, U32, _check_ranges, coerce_fields
+from ascsim.isa import KernelError
 
 MMAD_DIM = (0, 4095)  # m, n, k of one Mmad (12-bit fields)
 
@@ -78,6 +79,24 @@ class LoadData2dTransposeParams:
         coerce_fields(self)
         _check_ranges(self, {"start_index": U16, "repeat_times": U8, "src_stride": U16,
                              "dst_gap": U16, "dst_frac_gap": U16, "addr_mode": U8})
+
+
+#: ``unit_flag`` of MmadParams / FixpipeParamsV220 -> the phase of the L0C buffer's unit-flag
+#: handshake (:mod:`ascsim.sim.unit_flag`): 0 off, 2 on and left on after the instruction (an
+#: Mmad that is not the last of its accumulation), 3 on and turned off after it (the last
+#: Mmad, or the FixPipe that drains the buffer); 1 is reserved.
+UNIT_FLAG_PHASES = {0: None, 2: "partial", 3: "final"}
+
+
+def unit_flag_phase(value: int, op: str, loc):
+    """The unit-flag phase of a pyasc ``unit_flag`` value, or a clear error for a reserved one."""
+    try:
+        return UNIT_FLAG_PHASES[int(value)]
+    except KeyError:
+        raise KernelError(f"{op}: unit_flag {value} is reserved; use 0 (off), 2 (on, more "
+                          "instructions on this L0C buffer follow) or 3 (on, the last one: "
+                          "the Mmad that completes the buffer or the FixPipe that drains it)",
+                          loc) from None
 
 
 _MMAD_OLD = ("is_bias", "fm_offset", "en_ssparse", "en_winograd_a", "en_winograd_b")

@@ -21,6 +21,7 @@ from ascsim.asc.cube_params import (
     LoadData2dTransposeParams,
     MmadParams,
     Nd2NzParams,
+    unit_flag_phase,
 )
 from ascsim.asc.enums import CO2Layout, QuantModes
 from ascsim.asc.errors import CallFormError
@@ -210,7 +211,8 @@ def mmad(dst, fm, filter, *args, **kwargs) -> None:  # noqa: A002 - pyasc's para
     hf32 = hf32_rounding() if fm.dtype.name == "float32" else None
     current_core().execute(Mmad(p.m, p.n, p.k, fm.dtype.name, loc, dst.region(), fm.region(),
                                 filter.region(), None if bias is None else bias.region(),
-                                bool(p.accumulate), hf32=hf32))
+                                bool(p.accumulate), hf32=hf32,
+                                unit_flag=unit_flag_phase(p.unit_flag, "mmad", loc)))
 
 
 # ------------------------------------------------------------------------------ fixpipe
@@ -251,7 +253,8 @@ def fixpipe(dst, src, *args, **kwargs) -> None:
         dst.region(), p.m_size, p.n_size, loc, src=src.region(), nd_num=p.nd_num,
         src_nd_stride=p.src_nd_stride, src_stride=p.src_stride, dst_nd_stride=p.dst_nd_stride,
         dst_stride=p.dst_stride, layout="ND" if row_major else "NZ", c0=c0,
-        relu=bool(p.relu_en), convert=bool(quant), sub_block=p.sub_block_id))
+        relu=bool(p.relu_en), convert=bool(quant), sub_block=p.sub_block_id,
+        unit_flag=unit_flag_phase(p.unit_flag, "fixpipe", loc)))
 
 
 # The parameter structs are re-exported so ``asc`` gets the whole cube API from this module.
