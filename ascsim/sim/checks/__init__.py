@@ -128,14 +128,14 @@ class KernelChecks:
             if route is REFERENCE:
                 self.mirrors.record_gate(gate, action, loc)
             else:
-                # A slot seen before, at the reference's position: matched inline (the
-                # entry's second field is the reference's gate only for a gate operation).
+                # A slot seen before, at the reference's position: matched inline (only a
+                # gate operation's entry has a gate this core's gates map to).
                 pos = route.pos
                 template = route.template
                 if pos < len(template):
                     entry = template[pos]
-                    if entry[1] is route.gates.get(gate) and entry[2] == action and \
-                            entry[3] == loc and entry[4] == gate.lo and entry[5] == gate.hi:
+                    if entry.gate is route.gates.get(gate) and entry.action == action and \
+                            entry.loc == loc and entry.lo == gate.lo and entry.hi == gate.hi:
                         route.pos = pos + 1
                         return
                 if self.mirrors.gate(route, gate, action, loc):

@@ -52,13 +52,17 @@ class LeaseCheck:
         if entries:
             entries[-1][1] = loc
 
-    def on_instr(self, core, instr) -> None:
-        record = instr.record
-        kind = type(record)
+    def operands(self, kind) -> tuple[tuple[int, bool], ...]:
+        """(field index, written?) of the operand fields of record type ``kind``."""
         fields = self.fields.get(kind)
         if fields is None:
             fields = self.fields[kind] = _operand_fields(kind) if hasattr(kind, "_fields") \
                 else ()
+        return fields
+
+    def on_instr(self, core, instr) -> None:
+        record = instr.record
+        fields = self.fields.get(type(record)) or self.operands(type(record))
         for index, written in fields:
             value = record[index]
             if type(value) is Region:
@@ -70,14 +74,12 @@ class LeaseCheck:
                     if type(item) is Region and item.gate is not None:
                         self._check(core, instr, item, written)
 
-    def all_current(self, record) -> bool:
+    def all_current(self, record, fields=None) -> bool:
         """Whether every gated operand of ``record`` is of its buffer's current allocation and
-        not given back: what :meth:`on_instr` lets pass without a closer look."""
-        kind = type(record)
-        fields = self.fields.get(kind)
+        not given back: what :meth:`on_instr` lets pass without a closer look. ``fields``:
+        :meth:`operands` of the record's type, when the caller has them at hand."""
         if fields is None:
-            fields = self.fields[kind] = _operand_fields(kind) if hasattr(kind, "_fields") \
-                else ()
+            fields = self.operands(type(record))
         for index, _ in fields:
             value = record[index]
             if type(value) is Region:

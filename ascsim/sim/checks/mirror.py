@@ -42,10 +42,41 @@ from ascsim.sim.checks.clocks import KEY_STRIDE, PIPE_INDEX, S
 #: Whether launches mirror cores at all (the tests compare the findings with and without).
 ENABLED = True
 
-GATE, INSTR, CLOCK = 0, 1, 2  # template entry kinds
-#: The entry of a reference event no core may mirror (no field matches anything).
+#: What the ``gate`` of a template entry that is not a gate operation is: nothing a mirrored
+#: core's gate maps to, so ``KernelChecks.on_gate``'s inline match fails on it.
 _NEVER = object()
-UNMATCHABLE = (-1, _NEVER, _NEVER, _NEVER, _NEVER, _NEVER)
+
+
+class GateEntry:
+    """The reference's gate operation at one position: its gate, action and line, and the
+    bytes the gate had then."""
+
+    __slots__ = ("gate", "action", "loc", "lo", "hi")
+
+    def __init__(self, gate, action: str, loc):
+        self.gate, self.action, self.loc, self.lo, self.hi = gate, action, loc, gate.lo, gate.hi
+
+
+class ClockEntry:
+    """The reference's flag, mutex or barrier step at one position (a hook of
+    :data:`CLOCK_STEPS` and its arguments)."""
+
+    __slots__ = ("hook", "args")
+    gate = _NEVER
+
+    def __init__(self, hook: str, args: tuple):
+        self.hook, self.args = hook, args
+
+
+class Unmatchable:
+    """A reference event no core may mirror: a mirrored core falls back to the full path
+    there."""
+
+    __slots__ = ()
+    gate = _NEVER
+
+
+UNMATCHABLE = Unmatchable()
 
 
 def _split(reads, writes, core_id: int):
@@ -72,26 +103,120 @@ def _split(reads, writes, core_id: int):
     return local_reads, local_writes, gm_reads, gm_writes
 
 
-#: Record type -> the field indices of ``atomic`` and ``whole_blocks`` (-1: none), the two
-#: flags of a record the local checks read (the race and written-bytes checks).
-_FLAG_FIELDS: dict = {}
+def _flag_checks(kind, record) -> tuple[tuple[int, bool], ...]:
+    """(field index, truth) of the ``atomic`` and ``whole_blocks`` fields of ``record`` (of
+    type ``kind``), the two flags of a record the local checks read (the race and
+    written-bytes checks): a mirrored record of the same type must have the same truths."""
+    names = getattr(kind, "_fields", ())
+    return tuple((names.index(name), bool(record[names.index(name)]))
+                 for name in ("atomic", "whole_blocks") if name in names)
 
 
-def _flags(record) -> tuple[bool, bool]:
-    kind = type(record)
-    fields = _FLAG_FIELDS.get(kind)
-    if fields is None:
-        names = getattr(kind, "_fields", ())
-        fields = _FLAG_FIELDS[kind] = tuple(names.index(name) if name in names else -1
-                                            for name in ("atomic", "whole_blocks"))
-    atomic, whole = fields
-    return (atomic >= 0 and bool(record[atomic]), whole >= 0 and bool(record[whole]))
+def _record_specs(records) -> tuple[tuple, tuple]:
+    """How one side (reads or writes) of a mirrored core's instruction is compared with the
+    reference's ``records``: ((position, memory name, the record past its space) of each
+    local record, the positions of the GM records)."""
+    local, gm = [], []
+    for k, record in enumerate(records):
+        space = record[0]
+        if space[0] == "GM":
+            gm.append(k)
+        else:
+            local.append((k, space[1], record[1:]))
+    return tuple(local), tuple(gm)
+
+
+def _matches(records, n: int, local: tuple, gm: tuple, core_id: int) -> bool:
+    """Whether one side of a mirrored core's instruction is the reference's -- ``n`` records,
+    ``local`` and ``gm`` as :func:`_record_specs` made them -- in core ``core_id``'s memories
+    (so no record names another core's local memory)."""
+    if len(records) != n:
+        return False
+    for k, name, rest in local:
+        record = records[k]
+        space = record[0]
+        if space[0] != core_id or space[1] != name or record[1:] != rest:
+            return False
+    for k in gm:
+        if records[k][0][0] != "GM":
+            return False
+    return True
+
+
+def _gm_side(records, positions: tuple, n: int):
+    """The GM records of one side of a matched instruction (at ``positions`` of its ``n``):
+    the side itself when all of it is GM, as a copy's is."""
+    if not positions:
+        return ()
+    if len(positions) == n:
+        return records
+    return [records[k] for k in positions]
+
+
+class InstrShape:
+    """What a mirrored core's instruction must share with the reference's at the same
+    position, apart from its GM records: the pipe, line and record type, the truths of the
+    flags the local checks read, and each local record (by position, memory name and bytes).
+    A loop's iterations repeat a handful of shapes, so equal shapes are one object
+    (:meth:`CoreMirrors.record_instr`), and each mirrored core renames a shape's local records
+    to its own memories once (:meth:`expected`), not once per instruction."""
+
+    __slots__ = ("pipe", "loc", "kind", "flags", "n_reads", "n_writes", "local_reads",
+                 "gm_reads", "local_writes", "gm_writes", "operands")
+
+    def __init__(self, instr, operands: tuple):
+        record = instr.record
+        self.pipe, self.loc, self.kind = instr.pipe, instr.loc, type(record)
+        self.flags = _flag_checks(self.kind, record)
+        self.n_reads, self.n_writes = len(instr.reads), len(instr.writes)
+        self.local_reads, self.gm_reads = _record_specs(instr.reads)
+        self.local_writes, self.gm_writes = _record_specs(instr.writes)
+        self.operands = operands  # the record type's operand fields (LeaseCheck.operands)
+
+    def key(self) -> tuple:
+        return (self.pipe, self.loc, self.kind, self.flags, self.n_reads, self.n_writes,
+                self.local_reads, self.gm_reads, self.local_writes, self.gm_writes)
+
+    def expected(self, core_id: int) -> tuple:
+        """(reads, writes) of core ``core_id``'s instruction of this shape, for a side with no
+        GM record (compared whole); None for a side with GM records (compared record by
+        record, :func:`_matches`)."""
+        return tuple(None if gm else tuple(((core_id, name),) + rest for _, name, rest in local)
+                     for local, gm in ((self.local_reads, self.gm_reads),
+                                       (self.local_writes, self.gm_writes)))
+
+    def matches(self, reads, writes, expected: tuple, core_id: int) -> bool:
+        """Whether ``reads`` and ``writes`` of core ``core_id``'s instruction are this shape's
+        (``expected``: :meth:`expected` for the core)."""
+        ex_reads, ex_writes = expected
+        if ex_reads is None:
+            if not _matches(reads, self.n_reads, self.local_reads, self.gm_reads, core_id):
+                return False
+        elif reads != ex_reads:
+            return False
+        if ex_writes is None:
+            return _matches(writes, self.n_writes, self.local_writes, self.gm_writes, core_id)
+        return writes == ex_writes
+
+
+class InstrEntry:
+    """The reference's instruction at one position (:meth:`CoreMirrors.instr`): its
+    :class:`InstrShape`, and what the mirrored core's GM accesses are checked with (the
+    reference's pipe clock after the instruction, its count and its pipe)."""
+
+    __slots__ = ("shape", "vc", "count", "pipe_index")
+    gate = _NEVER
+
+    def __init__(self, shape: InstrShape, vc: dict, count: int, pipe_index: int):
+        self.shape, self.vc, self.count, self.pipe_index = shape, vc, count, pipe_index
 
 
 class ShiftedClock:
     """The clock of a mirrored core's pipe: the reference's clock at the same position, its
     pipe keys moved to this core's (the reference's clocks name no other core, so neither
-    does this one). Only ``get`` is read, and only where a GM byte was accessed before."""
+    does this one). Only ``get`` is read, and only where a GM byte was accessed before.
+    A mirrored core has one, pointed (``ref``) at the reference's clock of each of its
+    instructions in turn: the race check reads it only while it checks that instruction."""
 
     __slots__ = ("ref", "shift", "lo", "hi")
 
@@ -107,13 +232,16 @@ class ShiftedClock:
 class Mirrored:
     """One mirrored core: where it is in the reference stream, and what it did so far."""
 
-    __slots__ = ("core", "template", "base", "shift", "pos", "gates", "instrs", "gate_count")
+    __slots__ = ("core", "core_id", "template", "base", "shift", "clock", "pos", "gates",
+                 "instrs", "gate_count", "expected")
 
     def __init__(self, core, template: list, ref_base: int):
         self.core = core
+        self.core_id = core.core_id
         self.template = template
         self.base = core.core_id * KEY_STRIDE
         self.shift = self.base - ref_base  # reference pipe key -> this core's
+        self.clock = ShiftedClock({}, self.shift, self.base)
         self.pos = 0  # events matched so far
         self.gates: dict = {}  # this core's gate -> the reference's (one to one)
         self.instrs: list = []  # its matched instructions (the rest is in the template)
@@ -121,6 +249,7 @@ class Mirrored:
         # there was with the queue check (QueueCheck._register_new): the core mirrors only
         # while no gate is added, so its replay can register the same ones.
         self.gate_count: int | None = None
+        self.expected: dict = {}  # InstrShape -> its expected records in this core
 
 
 class CoreMirrors:
@@ -137,6 +266,7 @@ class CoreMirrors:
         self.ref_gated = False  # the reference had a gate operation (see record_instr)
         self.findings_at_start = 0
         self.mirrored: dict = {}  # core id -> Mirrored
+        self.shapes: dict = {}  # InstrShape.key() -> the one InstrShape of that key
 
     # ----------------------------------------------------------------- who goes where
     def admit(self, core) -> Mirrored | None:
@@ -175,7 +305,7 @@ class CoreMirrors:
 
     # ----------------------------------------------------------------- the reference
     def record_gate(self, gate, action: str, loc) -> None:
-        self.recording.append((GATE, gate, action, loc, gate.lo, gate.hi))
+        self.recording.append(GateEntry(gate, action, loc))
         self.ref_gated = True
 
     def record_instr(self, clocks, instr, pipe: int, count: int) -> None:
@@ -191,11 +321,12 @@ class CoreMirrors:
         if not mirrorable:
             self.recording.append(UNMATCHABLE)  # a mirrored core falls back here
             return
-        self.recording.append((INSTR, instr.pipe, instr.loc, _flags(instr.record),
-                               split[0], split[1], dict(vc), count, pipe))
+        shape = InstrShape(instr, self.checks.leases.operands(type(instr.record)))
+        shape = self.shapes.setdefault(shape.key(), shape)
+        self.recording.append(InstrEntry(shape, dict(vc), count, pipe))
 
     def record_clock(self, hook: str, args: tuple) -> None:
-        self.recording.append((CLOCK, hook, args))
+        self.recording.append(ClockEntry(hook, args))
 
     # ----------------------------------------------------------------- a mirrored core
     def gate(self, m: Mirrored, gate, action: str, loc) -> bool:
@@ -207,10 +338,10 @@ class CoreMirrors:
         if pos >= len(template):
             return False
         entry = template[pos]
-        if entry[0] != GATE or entry[2] != action or entry[3] != loc or \
-                gate.lo != entry[4] or gate.hi != entry[5]:
+        if type(entry) is not GateEntry or entry.action != action or entry.loc != loc or \
+                gate.lo != entry.lo or gate.hi != entry.hi:
             return False
-        ref = entry[1]
+        ref = entry.gate
         gates = len(self.launch.gates)
         if m.gate_count is None:
             m.gate_count = gates
@@ -219,7 +350,7 @@ class CoreMirrors:
         mapped = m.gates.get(gate)
         if mapped is not ref:
             if mapped is not None or ref in m.gates.values() or \
-                    gate.key != (m.core.core_id, ref.key[1]) or gate.label != ref.label or \
+                    gate.key != (m.core_id, ref.key[1]) or gate.label != ref.label or \
                     gate.producer != ref.producer or gate.consumer != ref.consumer:
                 return False
             m.gates[gate] = ref  # (a first sight: a kernel has a handful of slots)
@@ -234,23 +365,35 @@ class CoreMirrors:
         if pos >= len(template):
             return False
         entry = template[pos]
-        if entry[0] != INSTR or entry[1] != instr.pipe or entry[2] != instr.loc or \
-                len(self.launch.gates) != m.gate_count:
+        if type(entry) is not InstrEntry:
             return False
-        rec = instr.record
-        split = _split(instr.reads, instr.writes, core.core_id)
-        if split is None or split[0] != entry[4] or split[1] != entry[5] or \
-                _flags(rec) != entry[3]:
+        shape = entry.shape
+        record = instr.record
+        if shape.pipe != instr.pipe or shape.loc != instr.loc or \
+                type(record) is not shape.kind or len(self.launch.gates) != m.gate_count:
             return False
-        if not self.checks.leases.all_current(rec):
+        for index, truth in shape.flags:
+            if bool(record[index]) is not truth:
+                return False
+        expected = m.expected.get(shape)
+        if expected is None:
+            expected = m.expected[shape] = shape.expected(m.core_id)
+        reads, writes = instr.reads, instr.writes
+        if not shape.matches(reads, writes, expected, m.core_id):
+            return False
+        if not self.checks.leases.all_current(record, shape.operands):
             return False  # an operand of a past allocation: the full path says which
         m.pos = pos + 1
         m.instrs.append(instr)
-        if split[2] or split[3]:
-            pipe = entry[8]
+        gm_reads, gm_writes = shape.gm_reads, shape.gm_writes
+        if gm_reads or gm_writes:
+            clock = m.clock
+            clock.ref = entry.vc
+            pipe = entry.pipe_index
             self.checks.races.check_records(
-                instr, split[2], split[3], m.base + pipe, entry[7],
-                ShiftedClock(entry[6], m.shift, m.base), None, pipe)
+                instr, _gm_side(reads, gm_reads, shape.n_reads),
+                _gm_side(writes, gm_writes, shape.n_writes), m.base + pipe, entry.count,
+                clock, None, pipe)
         return True
 
     def clock(self, m: Mirrored, hook: str, args: tuple) -> bool:
@@ -260,7 +403,7 @@ class CoreMirrors:
         if pos >= len(template):
             return False
         entry = template[pos]
-        if entry[0] != CLOCK or entry[1] != hook or entry[2] != args:
+        if type(entry) is not ClockEntry or entry.hook != hook or entry.args != args:
             return False
         m.pos = pos + 1
         return True
@@ -279,17 +422,16 @@ class CoreMirrors:
         if m.gate_count is not None:
             checks.queues.register(m.gate_count)
         for entry in self.template[:m.pos]:
-            kind = entry[0]
-            if kind == GATE:
-                _, ref, action, _, lo, hi = entry
-                gate = mine[ref]
+            kind = type(entry)
+            if kind is GateEntry:
+                gate, action = mine[entry.gate], entry.action
                 checks.queues.on_gate_op(clocks, gate, action)
                 if action == "acquire_write":
-                    checks.uninit.take(gate.key, lo, hi)
-                    checks.leases.on_acquire(gate, entry[3])
+                    checks.uninit.take(gate.key, entry.lo, entry.hi)
+                    checks.leases.on_acquire(gate, entry.loc)
                 elif action == "release_read":
-                    checks.leases.on_release(gate, entry[3])
-            elif kind == INSTR:
+                    checks.leases.on_release(gate, entry.loc)
+            elif kind is InstrEntry:
                 instr = next(instrs)
                 pipe = PIPE_INDEX[instr.pipe]
                 count = clocks.tick(pipe)
@@ -297,8 +439,7 @@ class CoreMirrors:
                 checks.races.check_local(instr, clocks, pipe, count)
                 checks.uninit.on_instr(core, instr)
             else:
-                _, hook, args = entry
-                CLOCK_STEPS[hook](clocks, *args)
+                CLOCK_STEPS[entry.hook](clocks, *entry.args)
         if m.gate_count is not None:
             # Gates the core added after its last event, registered since by another core's
             # gate operation: nothing of this core touched them after they existed.
