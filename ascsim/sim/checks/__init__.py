@@ -102,6 +102,7 @@ class KernelChecks:
         """Drop every check's state once the launch is over: the checks refer to each other
         through bound methods (cycles), and their maps to the launch's instruction records,
         which are then freed by reference counting instead of by a collection."""
+        self.mirrors.release()
         vars(self).clear()
 
     def clocks_of(self, core_id: int) -> CoreClocks:

@@ -13,7 +13,8 @@ verdicts: none, when the reference had no finding at all.
 Such a core is *mirrored*: each of its events is compared with the reference's event at the
 same position and, when they match, only what depends on other cores is done for real -- its GM
 accesses go through the race check (with the clock the core's pipe has then: the reference's
-clock at that position, renamed to this core's pipes), and the use-after-free check, which
+clock at that position, renamed to this core's pipes; or are claimed, see below), and the
+use-after-free check, which
 reads each operand's own allocation, runs as usual. The event is kept. At the first event that
 does not match (or a cross-core event anywhere, which would read or join the core's clocks),
 the core's kept events are replayed through the local checks in order -- everything the full
@@ -29,10 +30,28 @@ Preconditions, each checked, else the full path runs:
   recording ended when another core's first event arrived;
 * the mirrored core had no event before it started mirroring;
 * at each position: the same hook; for a gate, the corresponding slot (same memory, bytes,
-  label, pipes), action and line; for an instruction, the same pipe, line, atomic and padding
-  flags, and the same local access records (in the core's own memories) in the same order;
-  its GM records may differ. A scalar instruction with a GM record (whose auto-sync would
-  join clocks) and a reference clock that names another core are never mirrored.
+  label, pipes), action and line; for an instruction, the same pipe, line, record type,
+  atomic and padding flags, and the same local access records (in the core's own memories)
+  at the same positions among its records; its GM records may differ. A scalar instruction
+  with a GM record (whose auto-sync would join clocks) and a reference clock that names
+  another core are never mirrored.
+
+GM claims. A mirrored core's GM accesses are usually the reference's moved by one distance per
+buffer (each core works on its own slice), and then they need no check when they are made. At
+its first access to a GM buffer, the core *claims* the byte ranges the reference accessed there
+(over its whole stream), moved by that distance, if no access is recorded and no other claim
+lies there (:meth:`RaceCheck.untouched`). From then on, each of its accesses there that is the
+reference's at the same position moved by the claim's distance is kept only as part of its
+instruction (which the mirror keeps anyway). A core claims only while every GM access it made
+was claimed: so within its claims its accesses are, position for position, the reference's
+moved, on bytes nothing else touched, checked with the reference's clocks renamed -- they meet
+only each other, as the reference's did, with the same verdicts: none. Any other access that
+overlaps a claim (another core's, or one of the core's own that is not a moved reference
+access) first makes the core stop claiming: each of its claims is *entered* (its accesses go
+through the race check in order, exactly as they would have when they were made, since
+nothing else touched those bytes meanwhile) and dropped, and the core's later GM accesses are
+checked when they are made. A core leaving the mirror enters its claims too. At the end of a
+launch no claim needs entering: nothing reads the race maps then.
 """
 
 from __future__ import annotations
@@ -201,14 +220,40 @@ class InstrShape:
 
 class InstrEntry:
     """The reference's instruction at one position (:meth:`CoreMirrors.instr`): its
-    :class:`InstrShape`, and what the mirrored core's GM accesses are checked with (the
-    reference's pipe clock after the instruction, its count and its pipe)."""
+    :class:`InstrShape`; its GM records, as (side: 0 reads, 1 writes; position; record); and
+    what the mirrored core's GM accesses are checked with (the reference's pipe clock after
+    the instruction, its count and its pipe)."""
 
-    __slots__ = ("shape", "vc", "count", "pipe_index")
+    __slots__ = ("shape", "gm", "vc", "count", "pipe_index")
     gate = _NEVER
 
-    def __init__(self, shape: InstrShape, vc: dict, count: int, pipe_index: int):
-        self.shape, self.vc, self.count, self.pipe_index = shape, vc, count, pipe_index
+    def __init__(self, shape: InstrShape, instr, vc: dict, count: int, pipe_index: int):
+        self.shape = shape
+        self.gm = tuple((side, k, records[k]) for side, (records, positions) in
+                        enumerate(((instr.reads, shape.gm_reads),
+                                   (instr.writes, shape.gm_writes))) for k in positions)
+        self.vc, self.count, self.pipe_index = vc, count, pipe_index
+
+
+class Claim:
+    """A mirrored core's claim on GM bytes (see "GM claims" in the module docstring): the
+    byte ranges the reference accessed on ``space``, moved by ``delta``, from the core's
+    ``index``-th instruction (template position ``pos``) on. Its accesses there are not in
+    the race map until :meth:`enter` (another access overlaps the claim, or the core leaves
+    the mirror)."""
+
+    __slots__ = ("space", "delta", "mirrored", "index", "pos", "mirrors", "held")
+
+    def __init__(self, space, delta: int, mirrored, mirrors):
+        self.space, self.delta = space, delta
+        self.mirrored, self.mirrors = mirrored, mirrors
+        self.index, self.pos = len(mirrored.instrs), mirrored.pos
+        self.held = True
+
+    def enter(self) -> None:
+        """Another access overlaps the claim: the core stops claiming (:meth:`CoreMirrors.
+        stop_claiming`)."""
+        self.mirrors.stop_claiming(self.mirrored)
 
 
 class ShiftedClock:
@@ -229,11 +274,39 @@ class ShiftedClock:
         return default
 
 
+#: At most this many byte ranges per GM space in a claim: beyond, the reference's ranges there
+#: are taken as one hull.
+MAX_CLAIM_RANGES = 16
+
+
+def _gm_ranges(template: list) -> dict:
+    """GM space -> the byte ranges the reference's instructions in ``template`` accessed
+    there, overlapping or touching ones merged, in order (at most MAX_CLAIM_RANGES)."""
+    spans: dict = {}
+    for entry in template:
+        if type(entry) is InstrEntry:
+            for _, _, record in entry.gm:
+                spans.setdefault(record[0], []).append((record[1], record[2]))
+    out = {}
+    for space, found in spans.items():
+        found.sort()
+        merged = [list(found[0])]
+        for lo, hi in found[1:]:
+            if lo <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], hi)
+            else:
+                merged.append([lo, hi])
+        if len(merged) > MAX_CLAIM_RANGES:
+            merged = [[merged[0][0], max(hi for _, hi in merged)]]
+        out[space] = tuple((lo, hi) for lo, hi in merged)
+    return out
+
+
 class Mirrored:
     """One mirrored core: where it is in the reference stream, and what it did so far."""
 
     __slots__ = ("core", "core_id", "template", "base", "shift", "clock", "pos", "gates",
-                 "instrs", "gate_count", "expected")
+                 "instrs", "gate_count", "expected", "claims", "claiming")
 
     def __init__(self, core, template: list, ref_base: int):
         self.core = core
@@ -250,6 +323,9 @@ class Mirrored:
         # while no gate is added, so its replay can register the same ones.
         self.gate_count: int | None = None
         self.expected: dict = {}  # InstrShape -> its expected records in this core
+        self.claims: dict = {}  # GM space -> this core's Claim there
+        # Whether the core may claim GM bytes: only while every GM access it made was claimed.
+        self.claiming = True
 
 
 class CoreMirrors:
@@ -267,6 +343,8 @@ class CoreMirrors:
         self.findings_at_start = 0
         self.mirrored: dict = {}  # core id -> Mirrored
         self.shapes: dict = {}  # InstrShape.key() -> the one InstrShape of that key
+        # GM space -> the byte ranges the reference accessed there, merged and sorted.
+        self.ranges: dict = {}
 
     # ----------------------------------------------------------------- who goes where
     def admit(self, core) -> Mirrored | None:
@@ -294,6 +372,7 @@ class CoreMirrors:
             self.template = self.recording if clean else []
             self.recording = []
             self.ref_id = None
+            self.ranges = _gm_ranges(self.template)
 
     def disable(self) -> None:
         """A cross-core event: every mirrored core takes the full path from here on."""
@@ -302,6 +381,13 @@ class CoreMirrors:
         for cid in list(self.mirrored):
             self.materialise(cid)
         self.template = []
+
+    def release(self) -> None:
+        """Drop the claims at the launch's end: a claim and its core refer to each other."""
+        for m in self.mirrored.values():
+            m.claims.clear()
+        self.checks.races.claims.clear()
+        self.mirrored.clear()
 
     # ----------------------------------------------------------------- the reference
     def record_gate(self, gate, action: str, loc) -> None:
@@ -323,7 +409,7 @@ class CoreMirrors:
             return
         shape = InstrShape(instr, self.checks.leases.operands(type(instr.record)))
         shape = self.shapes.setdefault(shape.key(), shape)
-        self.recording.append(InstrEntry(shape, dict(vc), count, pipe))
+        self.recording.append(InstrEntry(shape, instr, dict(vc), count, pipe))
 
     def record_clock(self, hook: str, args: tuple) -> None:
         self.recording.append(ClockEntry(hook, args))
@@ -383,18 +469,93 @@ class CoreMirrors:
             return False
         if not self.checks.leases.all_current(record, shape.operands):
             return False  # an operand of a past allocation: the full path says which
+        if entry.gm and not self._claimed(m, entry, (reads, writes)):
+            self._check_gm(m, entry, instr)
         m.pos = pos + 1
         m.instrs.append(instr)
-        gm_reads, gm_writes = shape.gm_reads, shape.gm_writes
-        if gm_reads or gm_writes:
-            clock = m.clock
-            clock.ref = entry.vc
-            pipe = entry.pipe_index
-            self.checks.races.check_records(
-                instr, _gm_side(reads, gm_reads, shape.n_reads),
-                _gm_side(writes, gm_writes, shape.n_writes), m.base + pipe, entry.count,
-                clock, None, pipe)
         return True
+
+    # ----------------------------------------------------------------- GM claims
+    def _claimed(self, m: Mirrored, entry: InstrEntry, sides: tuple) -> bool:
+        """Whether every GM access of a matched instruction is the reference's moved by the
+        distance of a claim the core holds (or is granted now) on its space: then it needs
+        nothing now (:meth:`enter` checks it when needed)."""
+        claims = m.claims
+        for side, k, ref in entry.gm:
+            record = sides[side][k]
+            claim = claims.get(record[0])
+            if claim is None:
+                claim = self._claim(m, record, ref)
+                if claim is None:
+                    return False
+            delta = claim.delta
+            if record[1] - delta != ref[1] or record[2] - delta != ref[2] or \
+                    record[0] != ref[0] or len(record) != len(ref) or \
+                    len(record) > 3 and record[3:] != ref[3:]:
+                return False
+        return True
+
+    def _claim(self, m: Mirrored, record, ref) -> Claim | None:
+        """Core ``m``'s first access to a GM space: a claim on the ranges the reference
+        accessed there, moved to this access, if no byte of them was accessed or claimed (so
+        the core's accesses there can meet only each other, as the reference's did); else
+        None."""
+        space = record[0]
+        if not m.claiming or space != ref[0]:
+            return None
+        delta = record[1] - ref[1]
+        ranges = self.ranges[space]
+        races = self.checks.races
+        if not all(races.untouched(space, lo + delta, hi + delta) for lo, hi in ranges):
+            return None
+        claim = m.claims[space] = Claim(space, delta, m, self)
+        for lo, hi in ranges:
+            races.add_claim(space, lo + delta, hi + delta, claim)
+        return claim
+
+    def _check_gm(self, m: Mirrored, entry: InstrEntry, instr) -> None:
+        """A matched instruction whose GM accesses are not all claimed: the core stops
+        claiming, and the instruction's GM accesses go to the race check."""
+        self.stop_claiming(m)
+        shape = entry.shape
+        clock = m.clock
+        clock.ref = entry.vc
+        pipe = entry.pipe_index
+        self.checks.races.check_records(
+            instr, _gm_side(instr.reads, shape.gm_reads, shape.n_reads),
+            _gm_side(instr.writes, shape.gm_writes, shape.n_writes), m.base + pipe,
+            entry.count, clock, None, pipe)
+
+    def stop_claiming(self, m: Mirrored) -> None:
+        """Core ``m`` claims no more: each of its claims enters its accesses and is dropped,
+        and its later GM accesses are checked when they are made. (A claim's proof needs
+        every GM access of the core since the claim began to be a moved reference access.)"""
+        m.claiming = False
+        for claim in list(m.claims.values()):
+            self._enter(claim)
+
+    def _enter(self, claim: Claim) -> None:
+        """Check a claim's accesses, in order, as they were checked when they were made (the
+        claimed bytes saw no other access since), and drop the claim."""
+        m, space = claim.mirrored, claim.space
+        races = self.checks.races
+        races.drop_claim(space, claim)
+        claim.held = False
+        del m.claims[space]
+        entries = [entry for entry in self.template[claim.pos:m.pos] if type(entry) is InstrEntry]
+        clock = m.clock
+        for entry, instr in zip(entries, m.instrs[claim.index:]):
+            sides = (instr.reads, instr.writes)
+            mine = ([], [])
+            for side, k, _ in entry.gm:
+                record = sides[side][k]
+                if record[0] == space:
+                    mine[side].append(record)
+            if mine[0] or mine[1]:
+                clock.ref = entry.vc
+                pipe = entry.pipe_index
+                races.check_records(instr, mine[0], mine[1], m.base + pipe, entry.count, clock,
+                                    None, pipe)
 
     def clock(self, m: Mirrored, hook: str, args: tuple) -> bool:
         """A mirrored core's flag, mutex or barrier step: True when it matches."""
@@ -444,6 +605,7 @@ class CoreMirrors:
             # Gates the core added after its last event, registered since by another core's
             # gate operation: nothing of this core touched them after they existed.
             checks.queues.forget_touches(cid, m.gate_count)
+        self.stop_claiming(m)
 
 
 #: Flag, mutex and barrier hooks -> their clock step, given the hook's arguments after the
