@@ -19,7 +19,7 @@ from ascsim.sim.checks.alignment import AlignmentCheck
 from ascsim.sim.checks.clocks import PIPE_INDEX, CoreClocks
 from ascsim.sim.checks.crosscore import CrossCoreSync
 from ascsim.sim.checks.leases import LeaseCheck
-from ascsim.sim.checks.mirror import CoreMirrors
+from ascsim.sim.checks.mirror import UNMATCHABLE, CoreMirrors
 from ascsim.sim.checks.queues import QueueCheck
 from ascsim.sim.checks.races import RaceCheck
 from ascsim.sim.checks.uninit import UninitCheck
@@ -131,14 +131,14 @@ class KernelChecks:
             else:
                 # A slot seen before, at the reference's position: matched inline (only a
                 # gate operation's entry has a gate this core's gates map to).
-                pos = route.pos
-                template = route.template
-                if pos < len(template):
-                    entry = template[pos]
-                    if entry.gate is route.gates.get(gate) and entry.action == action and \
-                            entry.loc == loc and entry.lo == gate.lo and entry.hi == gate.hi:
-                        route.pos = pos + 1
-                        return
+                try:
+                    entry = route.template[route.pos]
+                except IndexError:
+                    entry = UNMATCHABLE
+                if entry.gate is route.gates.get(gate) and entry.action == action and \
+                        entry.loc == loc and entry.lo == gate.lo and entry.hi == gate.hi:
+                    route.pos += 1
+                    return
                 if self.mirrors.gate(route, gate, action, loc):
                     return
                 self._leave(core.core_id)

@@ -22,6 +22,9 @@ OPERAND_FIELDS = {"dst": True, "src": False, "srcs": False, "a": False, "b": Fal
                   "scratch": True}
 
 
+_GATE, _LEASE = Region._fields.index("gate"), Region._fields.index("lease")
+
+
 def _operand_fields(record_type) -> tuple[tuple[int, bool], ...]:
     """(field index, written?) of the operand fields of a record type."""
     return tuple((i, OPERAND_FIELDS[name]) for i, name in enumerate(record_type._fields)
@@ -77,23 +80,28 @@ class LeaseCheck:
     def all_current(self, record, fields=None) -> bool:
         """Whether every gated operand of ``record`` is of its buffer's current allocation and
         not given back: what :meth:`on_instr` lets pass without a closer look. ``fields``:
-        :meth:`operands` of the record's type, when the caller has them at hand."""
+        the indices of the record type's operand fields (:meth:`operands`), when the caller
+        has them at hand. (A mirrored core's every instruction comes here: the Region fields
+        are read by index.)"""
         if fields is None:
-            fields = self.operands(type(record))
-        for index, _ in fields:
+            fields = tuple(index for index, _ in self.operands(type(record)))
+        for index in fields:
             value = record[index]
             if type(value) is Region:
-                gate = value.gate
-                if gate is not None and value.lease is not None and \
-                        (value.lease != gate.generation or gate.state == "free"):
-                    return False
+                gate = value[_GATE]
+                if gate is not None:
+                    lease = value[_LEASE]
+                    if lease is not None and (lease != gate.generation or gate.state == "free"):
+                        return False
             elif type(value) is tuple:
                 for item in value:
                     if type(item) is Region:
-                        gate = item.gate
-                        if gate is not None and item.lease is not None and \
-                                (item.lease != gate.generation or gate.state == "free"):
-                            return False
+                        gate = item[_GATE]
+                        if gate is not None:
+                            lease = item[_LEASE]
+                            if lease is not None and \
+                                    (lease != gate.generation or gate.state == "free"):
+                                return False
         return True
 
     def _check(self, core, instr, region: Region, written: bool) -> None:

@@ -145,19 +145,23 @@ def _record_specs(records) -> tuple[tuple, tuple]:
     return tuple(local), tuple(gm)
 
 
-def _matches(records, n: int, local: tuple, gm: tuple, core_id: int) -> bool:
-    """Whether one side of a mirrored core's instruction is the reference's -- ``n`` records,
-    ``local`` and ``gm`` as :func:`_record_specs` made them -- in core ``core_id``'s memories
-    (so no record names another core's local memory)."""
-    if len(records) != n:
-        return False
+def _local_match(records, local: tuple, core_id: int) -> bool:
+    """Whether the records of one side of a mirrored core's instruction at the positions of
+    ``local`` (:func:`_record_specs`) are the reference's local records there, in core
+    ``core_id``'s memories (so none names another core's local memory)."""
     for k, name, rest in local:
         record = records[k]
         space = record[0]
         if space[0] != core_id or space[1] != name or record[1:] != rest:
             return False
-    for k in gm:
-        if records[k][0][0] != "GM":
+    return True
+
+
+def _all_gm(gm: tuple, sides: tuple) -> bool:
+    """Whether a mirrored core's records at the reference's GM positions (``InstrEntry.gm``)
+    are GM records too (the local checks skip them)."""
+    for side, k, _ in gm:
+        if sides[side][k][0][0] != "GM":
             return False
     return True
 
@@ -190,7 +194,7 @@ class InstrShape:
         self.n_reads, self.n_writes = len(instr.reads), len(instr.writes)
         self.local_reads, self.gm_reads = _record_specs(instr.reads)
         self.local_writes, self.gm_writes = _record_specs(instr.writes)
-        self.operands = operands  # the record type's operand fields (LeaseCheck.operands)
+        self.operands = operands  # indices of the record type's operand fields
 
     def key(self) -> tuple:
         return (self.pipe, self.loc, self.kind, self.flags, self.n_reads, self.n_writes,
@@ -198,24 +202,11 @@ class InstrShape:
 
     def expected(self, core_id: int) -> tuple:
         """(reads, writes) of core ``core_id``'s instruction of this shape, for a side with no
-        GM record (compared whole); None for a side with GM records (compared record by
-        record, :func:`_matches`)."""
+        GM record (compared whole); None for a side with GM records (its local records
+        compared one by one, :func:`_local_match`, its GM ones by :meth:`CoreMirrors.instr`)."""
         return tuple(None if gm else tuple(((core_id, name),) + rest for _, name, rest in local)
                      for local, gm in ((self.local_reads, self.gm_reads),
                                        (self.local_writes, self.gm_writes)))
-
-    def matches(self, reads, writes, expected: tuple, core_id: int) -> bool:
-        """Whether ``reads`` and ``writes`` of core ``core_id``'s instruction are this shape's
-        (``expected``: :meth:`expected` for the core)."""
-        ex_reads, ex_writes = expected
-        if ex_reads is None:
-            if not _matches(reads, self.n_reads, self.local_reads, self.gm_reads, core_id):
-                return False
-        elif reads != ex_reads:
-            return False
-        if ex_writes is None:
-            return _matches(writes, self.n_writes, self.local_writes, self.gm_writes, core_id)
-        return writes == ex_writes
 
 
 class InstrEntry:
@@ -342,6 +333,8 @@ class CoreMirrors:
         self.ref_gated = False  # the reference had a gate operation (see record_instr)
         self.findings_at_start = 0
         self.mirrored: dict = {}  # core id -> Mirrored
+        self.gates = launch.gates  # (the list of every gate of the launch, grown in place)
+        self.leases = checks.leases
         self.shapes: dict = {}  # InstrShape.key() -> the one InstrShape of that key
         # GM space -> the byte ranges the reference accessed there, merged and sorted.
         self.ranges: dict = {}
@@ -407,7 +400,8 @@ class CoreMirrors:
         if not mirrorable:
             self.recording.append(UNMATCHABLE)  # a mirrored core falls back here
             return
-        shape = InstrShape(instr, self.checks.leases.operands(type(instr.record)))
+        shape = InstrShape(instr, tuple(index for index, _ in
+                                        self.checks.leases.operands(type(instr.record))))
         shape = self.shapes.setdefault(shape.key(), shape)
         self.recording.append(InstrEntry(shape, instr, dict(vc), count, pipe))
 
@@ -445,56 +439,64 @@ class CoreMirrors:
 
     def instr(self, m: Mirrored, core, instr) -> bool:
         """A mirrored core's instruction (one that accesses memory): True when it matches the
-        reference and its GM accesses have been checked, False for the full path."""
-        template = self.template
-        pos = m.pos
-        if pos >= len(template):
+        reference and its GM accesses have been claimed or checked, False for the full path.
+        (It runs for every instruction of every mirrored core, so its comparisons are written
+        out here rather than called.) Each GM access must be the reference's at this position
+        moved by the distance of the core's claim on its space (made at its first access
+        there, :meth:`_claim`); else the core stops claiming and the instruction's GM accesses
+        are checked now (:meth:`_check_gm`)."""
+        try:
+            entry = self.template[m.pos]
+        except IndexError:
             return False
-        entry = template[pos]
         if type(entry) is not InstrEntry:
             return False
         shape = entry.shape
         record = instr.record
         if shape.pipe != instr.pipe or shape.loc != instr.loc or \
-                type(record) is not shape.kind or len(self.launch.gates) != m.gate_count:
+                type(record) is not shape.kind or len(self.gates) != m.gate_count:
             return False
         for index, truth in shape.flags:
-            if bool(record[index]) is not truth:
+            if (not record[index]) is truth:  # (the flag's truth differs)
                 return False
         expected = m.expected.get(shape)
         if expected is None:
             expected = m.expected[shape] = shape.expected(m.core_id)
         reads, writes = instr.reads, instr.writes
-        if not shape.matches(reads, writes, expected, m.core_id):
+        ex_reads, ex_writes = expected
+        if ex_reads is None:
+            if len(reads) != shape.n_reads or shape.local_reads and \
+                    not _local_match(reads, shape.local_reads, m.core_id):
+                return False
+        elif reads != ex_reads:
             return False
-        if not self.checks.leases.all_current(record, shape.operands):
+        if ex_writes is None:
+            if len(writes) != shape.n_writes or shape.local_writes and \
+                    not _local_match(writes, shape.local_writes, m.core_id):
+                return False
+        elif writes != ex_writes:
+            return False
+        if not self.leases.all_current(record, shape.operands):
             return False  # an operand of a past allocation: the full path says which
-        if entry.gm and not self._claimed(m, entry, (reads, writes)):
-            self._check_gm(m, entry, instr)
-        m.pos = pos + 1
+        if entry.gm:
+            claims = m.claims
+            sides = (reads, writes)
+            for side, k, ref in entry.gm:
+                access = sides[side][k]
+                claim = claims.get(access[0]) or self._claim(m, access, ref)
+                # (A claimed access is on the reference's GM space: a GM record.)
+                if claim is None or access[1] - claim.delta != ref[1] or \
+                        access[2] - claim.delta != ref[2] or access[0] != ref[0] or \
+                        len(access) != len(ref) or len(access) > 3 and access[3:] != ref[3:]:
+                    if not _all_gm(entry.gm, sides):
+                        return False
+                    self._check_gm(m, entry, instr)
+                    break
+        m.pos += 1
         m.instrs.append(instr)
         return True
 
     # ----------------------------------------------------------------- GM claims
-    def _claimed(self, m: Mirrored, entry: InstrEntry, sides: tuple) -> bool:
-        """Whether every GM access of a matched instruction is the reference's moved by the
-        distance of a claim the core holds (or is granted now) on its space: then it needs
-        nothing now (:meth:`enter` checks it when needed)."""
-        claims = m.claims
-        for side, k, ref in entry.gm:
-            record = sides[side][k]
-            claim = claims.get(record[0])
-            if claim is None:
-                claim = self._claim(m, record, ref)
-                if claim is None:
-                    return False
-            delta = claim.delta
-            if record[1] - delta != ref[1] or record[2] - delta != ref[2] or \
-                    record[0] != ref[0] or len(record) != len(ref) or \
-                    len(record) > 3 and record[3:] != ref[3:]:
-                return False
-        return True
-
     def _claim(self, m: Mirrored, record, ref) -> Claim | None:
         """Core ``m``'s first access to a GM space: a claim on the ranges the reference
         accessed there, moved to this access, if no byte of them was accessed or claimed (so
