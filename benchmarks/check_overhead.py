@@ -9,6 +9,11 @@ runs after one warm-up; the ratio is "checks on / checks off".
     .venv/bin/python benchmarks/check_overhead.py          # full sizes
     .venv/bin/python benchmarks/check_overhead.py --quick  # small sizes, one repeat (smoke test)
     .venv/bin/python benchmarks/check_overhead.py --cpu --repeats 5  # CPU time, loaded host
+    .venv/bin/python benchmarks/check_overhead.py --cpu --repeats 7 --interleave  # noisy host
+
+``--interleave`` alternates the two settings run by run and takes the best run of each: on a
+host whose load drifts, a block of runs with the checks off and then a block with them on
+can see two different loads, and the ratio of their medians swings by a third.
 """
 
 from __future__ import annotations
@@ -53,6 +58,29 @@ def timed(fn: Callable[[], object], checks: bool, repeats: int,
     return seconds, findings
 
 
+def interleaved(fn: Callable[[], object], repeats: int,
+                clock: Callable[[], float] = time.perf_counter) -> tuple[float, float, int]:
+    """(best seconds checks off, best seconds checks on, findings of the last run with the
+    checks on), the two settings alternating run by run after one warm-up of each."""
+    saved = SESSION.checks
+    best = {False: float("inf"), True: float("inf")}
+    try:
+        with SESSION.collect() as run:
+            for checks in (False, True):
+                SESSION.checks = checks
+                fn()
+            for _ in range(repeats):
+                for checks in (False, True):
+                    SESSION.checks = checks
+                    start = clock()
+                    fn()
+                    best[checks] = min(best[checks], clock() - start)
+        findings = len(run.reports[-1].findings) if run.reports else 0
+    finally:
+        SESSION.checks = saved
+    return best[False], best[True], findings
+
+
 def cases(quick: bool) -> list[tuple[str, Callable[[], object]]]:
     matmul = load_example("matmul_leakyrelu")
     swiglu = load_example("swiglu")
@@ -79,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cpu", action="store_true",
                         help="time the process's CPU time instead of wall time (steadier on "
                         "a shared, loaded host; it counts the Cube worker threads' work too)")
+    parser.add_argument("--interleave", action="store_true",
+                        help="alternate checks off and on run by run, best run of each")
     parser.add_argument("--repeats", type=int, default=None,
                         help="timed runs per case and setting (default 3, 1 with --quick)")
     ns = parser.parse_args(argv)
@@ -89,8 +119,11 @@ def main(argv: list[str] | None = None) -> int:
     status = 0
     print(f"{'case':34} {'checks off s':>12} {'checks on s':>12} {'ratio':>6}")
     for name, fn in cases(ns.quick):
-        off, _ = timed(fn, False, repeats, clock)
-        on, findings = timed(fn, True, repeats, clock)
+        if ns.interleave:
+            off, on, findings = interleaved(fn, repeats, clock)
+        else:
+            off, _ = timed(fn, False, repeats, clock)
+            on, findings = timed(fn, True, repeats, clock)
         ratio = on / off
         print(f"{name:34} {off:12.3f} {on:12.3f} {ratio:6.2f}"
               + (f"  ({findings} findings!)" if findings else ""))

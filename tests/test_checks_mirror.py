@@ -7,6 +7,7 @@ the right numbers, and its later cores really were mirrored.
 
 from __future__ import annotations
 
+import gc
 import os
 
 import numpy as np
@@ -62,7 +63,12 @@ def doubled(x: asc.GlobalAddress, y: asc.GlobalAddress, tiles: asc.ConstExpr[int
         qout.enque(o)
         b = qout.deque(F32)
         at = (i + tiles) * N if faulty and bug == "neighbour" else i * N
-        asc.data_copy(gy[at:], b, N)  # mark: copy-out
+        if faulty and bug == "back":  # into the bytes the block before wrote (and claimed)
+            back = asc.GlobalTensor()
+            back.set_global_buffer(y + (block - 1) * per, per)
+            asc.data_copy(back[i * N:], b, N)  # mark: copy-back
+        else:
+            asc.data_copy(gy[at:], b, N)  # mark: copy-out
         qout.free_tensor(b)
 
 
@@ -101,8 +107,9 @@ def doubled_one_slot(x: asc.GlobalAddress, y: asc.GlobalAddress, tiles: asc.Cons
 KERNELS = {"old-handle": doubled_one_slot}
 
 
-def run(blocks: int, bad: int, bug: str, mirrored: bool, monkeypatch):
-    """(report, y, how many cores mirrored the first one) of ``doubled`` on ``blocks``."""
+def run(blocks: int, bad: int, bug: str, mirrored: bool, monkeypatch, claims=None):
+    """(report, y, how many cores mirrored the first one) of ``doubled`` on ``blocks``;
+    ``claims``, a list, receives every GM claim made (see mirror's "GM claims")."""
     monkeypatch.setattr(mirror, "ENABLED", mirrored)
     admitted = []
     admit = mirror.CoreMirrors.admit
@@ -114,6 +121,16 @@ def run(blocks: int, bad: int, bug: str, mirrored: bool, monkeypatch):
         return m
 
     monkeypatch.setattr(mirror.CoreMirrors, "admit", counting)
+    if claims is not None:
+        claim = mirror.CoreMirrors._claim
+
+        def keeping(self, m, record, ref):
+            made = claim(self, m, record, ref)
+            if made is not None:
+                claims.append(made)
+            return made
+
+        monkeypatch.setattr(mirror.CoreMirrors, "_claim", keeping)
     x = f32(blocks * TILES * N, 1.0)
     y = np.zeros(blocks * TILES * N + TILES * N, np.float32)
     report = KERNELS.get(bug, doubled)[blocks](x, y, TILES, bad, bug)
@@ -132,11 +149,53 @@ def test_clean_kernel_mirrors_later_cores_and_computes_right(blocks, monkeypatch
     np.testing.assert_array_equal(y[:x.size], 2 * x)
 
 
+@pytest.mark.parametrize("blocks", [4, 60])
+def test_later_cores_claim_their_gm_slices_and_nothing_enters_them(blocks, monkeypatch):
+    claims = []
+    report, x, y, _ = run(blocks, -1, "", True, monkeypatch, claims)
+    assert report.findings == []
+    # Each later core claims its slice of x and of y, and no access overlapped a claim.
+    assert sorted((c.mirrored.core_id, c.space[1]) for c in claims) == \
+        sorted((core, buf) for core in range(1, blocks) for buf in (0, 1))
+    assert all(c.held for c in claims)
+    np.testing.assert_array_equal(y[:x.size], 2 * x)
+
+
+def test_a_write_into_a_claim_enters_it_first(monkeypatch):
+    """Block 3 writes into block 2's output slice: block 2's claim there enters its writes
+    before block 3's write is checked, so the race is found as without mirroring."""
+    claims = []
+    full, *_ = run(4, 3, "back", False, monkeypatch)
+    fast, *_ = run(4, 3, "back", True, monkeypatch, claims)
+    assert summary(fast) == summary(full) and fast.findings
+    entered = [c for c in claims if not c.held]
+    assert {(c.mirrored.core_id, c.space[1]) for c in entered} >= {(2, 1), (3, 0), (3, 1)}
+
+
+def test_a_launch_with_claims_leaves_no_cycles_behind(monkeypatch):
+    """A claim and its core refer to each other: the checks' release drops them, so a
+    launch's records are freed by reference counting, as without mirroring."""
+    run(4, -1, "", False, monkeypatch)
+    gc.collect()
+    gc.disable()
+    try:
+        run(6, -1, "", False, monkeypatch)
+        full = gc.collect()
+        claims = []
+        run(6, -1, "", True, monkeypatch, claims)
+        del claims[:]
+        fast = gc.collect()
+    finally:
+        gc.enable()
+    assert fast <= full
+
+
 @pytest.mark.parametrize(("bug", "category", "marks"), [
     ("uaf", "use-after-free", ["compute", "early-free"]),
     ("stale", "stale-read", ["compute", "alloc"]),
     ("race", "race", ["compute", "unsynced-copy"]),
     ("neighbour", "cross-core-race", ["copy-out", "copy-out"]),
+    ("back", "cross-core-race", ["copy-out", "copy-back"]),
     ("old-handle", "use-after-free", ["one-compute", "one-free", "one-alloc"]),
 ])
 @pytest.mark.parametrize(("blocks", "bad"), [(4, 2), (60, 55)])

@@ -19,7 +19,7 @@ from ascsim.sim.checks.alignment import AlignmentCheck
 from ascsim.sim.checks.clocks import PIPE_INDEX, CoreClocks
 from ascsim.sim.checks.crosscore import CrossCoreSync
 from ascsim.sim.checks.leases import LeaseCheck
-from ascsim.sim.checks.mirror import CoreMirrors
+from ascsim.sim.checks.mirror import UNMATCHABLE, CoreMirrors
 from ascsim.sim.checks.queues import QueueCheck
 from ascsim.sim.checks.races import RaceCheck
 from ascsim.sim.checks.uninit import UninitCheck
@@ -102,6 +102,7 @@ class KernelChecks:
         """Drop every check's state once the launch is over: the checks refer to each other
         through bound methods (cycles), and their maps to the launch's instruction records,
         which are then freed by reference counting instead of by a collection."""
+        self.mirrors.release()
         vars(self).clear()
 
     def clocks_of(self, core_id: int) -> CoreClocks:
@@ -128,16 +129,16 @@ class KernelChecks:
             if route is REFERENCE:
                 self.mirrors.record_gate(gate, action, loc)
             else:
-                # A slot seen before, at the reference's position: matched inline (the
-                # entry's second field is the reference's gate only for a gate operation).
-                pos = route.pos
-                template = route.template
-                if pos < len(template):
-                    entry = template[pos]
-                    if entry[1] is route.gates.get(gate) and entry[2] == action and \
-                            entry[3] == loc and entry[4] == gate.lo and entry[5] == gate.hi:
-                        route.pos = pos + 1
-                        return
+                # A slot seen before, at the reference's position: matched inline (only a
+                # gate operation's entry has a gate this core's gates map to).
+                try:
+                    entry = route.template[route.pos]
+                except IndexError:
+                    entry = UNMATCHABLE
+                if entry.gate is route.gates.get(gate) and entry.action == action and \
+                        entry.loc == loc and entry.lo == gate.lo and entry.hi == gate.hi:
+                    route.pos += 1
+                    return
                 if self.mirrors.gate(route, gate, action, loc):
                     return
                 self._leave(core.core_id)

@@ -22,6 +22,9 @@ OPERAND_FIELDS = {"dst": True, "src": False, "srcs": False, "a": False, "b": Fal
                   "scratch": True}
 
 
+_GATE, _LEASE = Region._fields.index("gate"), Region._fields.index("lease")
+
+
 def _operand_fields(record_type) -> tuple[tuple[int, bool], ...]:
     """(field index, written?) of the operand fields of a record type."""
     return tuple((i, OPERAND_FIELDS[name]) for i, name in enumerate(record_type._fields)
@@ -52,13 +55,17 @@ class LeaseCheck:
         if entries:
             entries[-1][1] = loc
 
-    def on_instr(self, core, instr) -> None:
-        record = instr.record
-        kind = type(record)
+    def operands(self, kind) -> tuple[tuple[int, bool], ...]:
+        """(field index, written?) of the operand fields of record type ``kind``."""
         fields = self.fields.get(kind)
         if fields is None:
             fields = self.fields[kind] = _operand_fields(kind) if hasattr(kind, "_fields") \
                 else ()
+        return fields
+
+    def on_instr(self, core, instr) -> None:
+        record = instr.record
+        fields = self.fields.get(type(record)) or self.operands(type(record))
         for index, written in fields:
             value = record[index]
             if type(value) is Region:
@@ -70,28 +77,31 @@ class LeaseCheck:
                     if type(item) is Region and item.gate is not None:
                         self._check(core, instr, item, written)
 
-    def all_current(self, record) -> bool:
+    def all_current(self, record, fields=None) -> bool:
         """Whether every gated operand of ``record`` is of its buffer's current allocation and
-        not given back: what :meth:`on_instr` lets pass without a closer look."""
-        kind = type(record)
-        fields = self.fields.get(kind)
+        not given back: what :meth:`on_instr` lets pass without a closer look. ``fields``:
+        the indices of the record type's operand fields (:meth:`operands`), when the caller
+        has them at hand. (A mirrored core's every instruction comes here: the Region fields
+        are read by index.)"""
         if fields is None:
-            fields = self.fields[kind] = _operand_fields(kind) if hasattr(kind, "_fields") \
-                else ()
-        for index, _ in fields:
+            fields = tuple(index for index, _ in self.operands(type(record)))
+        for index in fields:
             value = record[index]
             if type(value) is Region:
-                gate = value.gate
-                if gate is not None and value.lease is not None and \
-                        (value.lease != gate.generation or gate.state == "free"):
-                    return False
+                gate = value[_GATE]
+                if gate is not None:
+                    lease = value[_LEASE]
+                    if lease is not None and (lease != gate.generation or gate.state == "free"):
+                        return False
             elif type(value) is tuple:
                 for item in value:
                     if type(item) is Region:
-                        gate = item.gate
-                        if gate is not None and item.lease is not None and \
-                                (item.lease != gate.generation or gate.state == "free"):
-                            return False
+                        gate = item[_GATE]
+                        if gate is not None:
+                            lease = item[_LEASE]
+                            if lease is not None and \
+                                    (lease != gate.generation or gate.state == "free"):
+                                return False
         return True
 
     def _check(self, core, instr, region: Region, written: bool) -> None:

@@ -13,7 +13,8 @@ verdicts: none, when the reference had no finding at all.
 Such a core is *mirrored*: each of its events is compared with the reference's event at the
 same position and, when they match, only what depends on other cores is done for real -- its GM
 accesses go through the race check (with the clock the core's pipe has then: the reference's
-clock at that position, renamed to this core's pipes), and the use-after-free check, which
+clock at that position, renamed to this core's pipes; or are claimed, see below), and the
+use-after-free check, which
 reads each operand's own allocation, runs as usual. The event is kept. At the first event that
 does not match (or a cross-core event anywhere, which would read or join the core's clocks),
 the core's kept events are replayed through the local checks in order -- everything the full
@@ -29,10 +30,28 @@ Preconditions, each checked, else the full path runs:
   recording ended when another core's first event arrived;
 * the mirrored core had no event before it started mirroring;
 * at each position: the same hook; for a gate, the corresponding slot (same memory, bytes,
-  label, pipes), action and line; for an instruction, the same pipe, line, atomic and padding
-  flags, and the same local access records (in the core's own memories) in the same order;
-  its GM records may differ. A scalar instruction with a GM record (whose auto-sync would
-  join clocks) and a reference clock that names another core are never mirrored.
+  label, pipes), action and line; for an instruction, the same pipe, line, record type,
+  atomic and padding flags, and the same local access records (in the core's own memories)
+  at the same positions among its records; its GM records may differ. A scalar instruction
+  with a GM record (whose auto-sync would join clocks) and a reference clock that names
+  another core are never mirrored.
+
+GM claims. A mirrored core's GM accesses are usually the reference's moved by one distance per
+buffer (each core works on its own slice), and then they need no check when they are made. At
+its first access to a GM buffer, the core *claims* the byte ranges the reference accessed there
+(over its whole stream), moved by that distance, if no access is recorded and no other claim
+lies there (:meth:`RaceCheck.untouched`). From then on, each of its accesses there that is the
+reference's at the same position moved by the claim's distance is kept only as part of its
+instruction (which the mirror keeps anyway). A core claims only while every GM access it made
+was claimed: so within its claims its accesses are, position for position, the reference's
+moved, on bytes nothing else touched, checked with the reference's clocks renamed -- they meet
+only each other, as the reference's did, with the same verdicts: none. Any other access that
+overlaps a claim (another core's, or one of the core's own that is not a moved reference
+access) first makes the core stop claiming: each of its claims is *entered* (its accesses go
+through the race check in order, exactly as they would have when they were made, since
+nothing else touched those bytes meanwhile) and dropped, and the core's later GM accesses are
+checked when they are made. A core leaving the mirror enters its claims too. At the end of a
+launch no claim needs entering: nothing reads the race maps then.
 """
 
 from __future__ import annotations
@@ -42,10 +61,41 @@ from ascsim.sim.checks.clocks import KEY_STRIDE, PIPE_INDEX, S
 #: Whether launches mirror cores at all (the tests compare the findings with and without).
 ENABLED = True
 
-GATE, INSTR, CLOCK = 0, 1, 2  # template entry kinds
-#: The entry of a reference event no core may mirror (no field matches anything).
+#: What the ``gate`` of a template entry that is not a gate operation is: nothing a mirrored
+#: core's gate maps to, so ``KernelChecks.on_gate``'s inline match fails on it.
 _NEVER = object()
-UNMATCHABLE = (-1, _NEVER, _NEVER, _NEVER, _NEVER, _NEVER)
+
+
+class GateEntry:
+    """The reference's gate operation at one position: its gate, action and line, and the
+    bytes the gate had then."""
+
+    __slots__ = ("gate", "action", "loc", "lo", "hi")
+
+    def __init__(self, gate, action: str, loc):
+        self.gate, self.action, self.loc, self.lo, self.hi = gate, action, loc, gate.lo, gate.hi
+
+
+class ClockEntry:
+    """The reference's flag, mutex or barrier step at one position (a hook of
+    :data:`CLOCK_STEPS` and its arguments)."""
+
+    __slots__ = ("hook", "args")
+    gate = _NEVER
+
+    def __init__(self, hook: str, args: tuple):
+        self.hook, self.args = hook, args
+
+
+class Unmatchable:
+    """A reference event no core may mirror: a mirrored core falls back to the full path
+    there."""
+
+    __slots__ = ()
+    gate = _NEVER
+
+
+UNMATCHABLE = Unmatchable()
 
 
 def _split(reads, writes, core_id: int):
@@ -72,26 +122,137 @@ def _split(reads, writes, core_id: int):
     return local_reads, local_writes, gm_reads, gm_writes
 
 
-#: Record type -> the field indices of ``atomic`` and ``whole_blocks`` (-1: none), the two
-#: flags of a record the local checks read (the race and written-bytes checks).
-_FLAG_FIELDS: dict = {}
+def _flag_checks(kind, record) -> tuple[tuple[int, bool], ...]:
+    """(field index, truth) of the ``atomic`` and ``whole_blocks`` fields of ``record`` (of
+    type ``kind``), the two flags of a record the local checks read (the race and
+    written-bytes checks): a mirrored record of the same type must have the same truths."""
+    names = getattr(kind, "_fields", ())
+    return tuple((names.index(name), bool(record[names.index(name)]))
+                 for name in ("atomic", "whole_blocks") if name in names)
 
 
-def _flags(record) -> tuple[bool, bool]:
-    kind = type(record)
-    fields = _FLAG_FIELDS.get(kind)
-    if fields is None:
-        names = getattr(kind, "_fields", ())
-        fields = _FLAG_FIELDS[kind] = tuple(names.index(name) if name in names else -1
-                                            for name in ("atomic", "whole_blocks"))
-    atomic, whole = fields
-    return (atomic >= 0 and bool(record[atomic]), whole >= 0 and bool(record[whole]))
+def _record_specs(records) -> tuple[tuple, tuple]:
+    """How one side (reads or writes) of a mirrored core's instruction is compared with the
+    reference's ``records``: ((position, memory name, the record past its space) of each
+    local record, the positions of the GM records)."""
+    local, gm = [], []
+    for k, record in enumerate(records):
+        space = record[0]
+        if space[0] == "GM":
+            gm.append(k)
+        else:
+            local.append((k, space[1], record[1:]))
+    return tuple(local), tuple(gm)
+
+
+def _local_match(records, local: tuple, core_id: int) -> bool:
+    """Whether the records of one side of a mirrored core's instruction at the positions of
+    ``local`` (:func:`_record_specs`) are the reference's local records there, in core
+    ``core_id``'s memories (so none names another core's local memory)."""
+    for k, name, rest in local:
+        record = records[k]
+        space = record[0]
+        if space[0] != core_id or space[1] != name or record[1:] != rest:
+            return False
+    return True
+
+
+def _all_gm(gm: tuple, sides: tuple) -> bool:
+    """Whether a mirrored core's records at the reference's GM positions (``InstrEntry.gm``)
+    are GM records too (the local checks skip them)."""
+    for side, k, _ in gm:
+        if sides[side][k][0][0] != "GM":
+            return False
+    return True
+
+
+def _gm_side(records, positions: tuple, n: int):
+    """The GM records of one side of a matched instruction (at ``positions`` of its ``n``):
+    the side itself when all of it is GM, as a copy's is."""
+    if not positions:
+        return ()
+    if len(positions) == n:
+        return records
+    return [records[k] for k in positions]
+
+
+class InstrShape:
+    """What a mirrored core's instruction must share with the reference's at the same
+    position, apart from its GM records: the pipe, line and record type, the truths of the
+    flags the local checks read, and each local record (by position, memory name and bytes).
+    A loop's iterations repeat a handful of shapes, so equal shapes are one object
+    (:meth:`CoreMirrors.record_instr`), and each mirrored core renames a shape's local records
+    to its own memories once (:meth:`expected`), not once per instruction."""
+
+    __slots__ = ("pipe", "loc", "kind", "flags", "n_reads", "n_writes", "local_reads",
+                 "gm_reads", "local_writes", "gm_writes", "operands")
+
+    def __init__(self, instr, operands: tuple):
+        record = instr.record
+        self.pipe, self.loc, self.kind = instr.pipe, instr.loc, type(record)
+        self.flags = _flag_checks(self.kind, record)
+        self.n_reads, self.n_writes = len(instr.reads), len(instr.writes)
+        self.local_reads, self.gm_reads = _record_specs(instr.reads)
+        self.local_writes, self.gm_writes = _record_specs(instr.writes)
+        self.operands = operands  # indices of the record type's operand fields
+
+    def key(self) -> tuple:
+        return (self.pipe, self.loc, self.kind, self.flags, self.n_reads, self.n_writes,
+                self.local_reads, self.gm_reads, self.local_writes, self.gm_writes)
+
+    def expected(self, core_id: int) -> tuple:
+        """(reads, writes) of core ``core_id``'s instruction of this shape, for a side with no
+        GM record (compared whole); None for a side with GM records (its local records
+        compared one by one, :func:`_local_match`, its GM ones by :meth:`CoreMirrors.instr`)."""
+        return tuple(None if gm else tuple(((core_id, name),) + rest for _, name, rest in local)
+                     for local, gm in ((self.local_reads, self.gm_reads),
+                                       (self.local_writes, self.gm_writes)))
+
+
+class InstrEntry:
+    """The reference's instruction at one position (:meth:`CoreMirrors.instr`): its
+    :class:`InstrShape`; its GM records, as (side: 0 reads, 1 writes; position; record); and
+    what the mirrored core's GM accesses are checked with (the reference's pipe clock after
+    the instruction, its count and its pipe)."""
+
+    __slots__ = ("shape", "gm", "vc", "count", "pipe_index")
+    gate = _NEVER
+
+    def __init__(self, shape: InstrShape, instr, vc: dict, count: int, pipe_index: int):
+        self.shape = shape
+        self.gm = tuple((side, k, records[k]) for side, (records, positions) in
+                        enumerate(((instr.reads, shape.gm_reads),
+                                   (instr.writes, shape.gm_writes))) for k in positions)
+        self.vc, self.count, self.pipe_index = vc, count, pipe_index
+
+
+class Claim:
+    """A mirrored core's claim on GM bytes (see "GM claims" in the module docstring): the
+    byte ranges the reference accessed on ``space``, moved by ``delta``, from the core's
+    ``index``-th instruction (template position ``pos``) on. Its accesses there are not in
+    the race map until :meth:`enter` (another access overlaps the claim, or the core leaves
+    the mirror)."""
+
+    __slots__ = ("space", "delta", "mirrored", "index", "pos", "mirrors", "held")
+
+    def __init__(self, space, delta: int, mirrored, mirrors):
+        self.space, self.delta = space, delta
+        self.mirrored, self.mirrors = mirrored, mirrors
+        self.index, self.pos = len(mirrored.instrs), mirrored.pos
+        self.held = True
+
+    def enter(self) -> None:
+        """Another access overlaps the claim: the core stops claiming (:meth:`CoreMirrors.
+        stop_claiming`)."""
+        self.mirrors.stop_claiming(self.mirrored)
 
 
 class ShiftedClock:
     """The clock of a mirrored core's pipe: the reference's clock at the same position, its
     pipe keys moved to this core's (the reference's clocks name no other core, so neither
-    does this one). Only ``get`` is read, and only where a GM byte was accessed before."""
+    does this one). Only ``get`` is read, and only where a GM byte was accessed before.
+    A mirrored core has one, pointed (``ref``) at the reference's clock of each of its
+    instructions in turn: the race check reads it only while it checks that instruction."""
 
     __slots__ = ("ref", "shift", "lo", "hi")
 
@@ -104,16 +265,47 @@ class ShiftedClock:
         return default
 
 
+#: At most this many byte ranges per GM space in a claim: beyond, the reference's ranges there
+#: are taken as one hull.
+MAX_CLAIM_RANGES = 16
+
+
+def _gm_ranges(template: list) -> dict:
+    """GM space -> the byte ranges the reference's instructions in ``template`` accessed
+    there, overlapping or touching ones merged, in order (at most MAX_CLAIM_RANGES)."""
+    spans: dict = {}
+    for entry in template:
+        if type(entry) is InstrEntry:
+            for _, _, record in entry.gm:
+                spans.setdefault(record[0], []).append((record[1], record[2]))
+    out = {}
+    for space, found in spans.items():
+        found.sort()
+        merged = [list(found[0])]
+        for lo, hi in found[1:]:
+            if lo <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], hi)
+            else:
+                merged.append([lo, hi])
+        if len(merged) > MAX_CLAIM_RANGES:
+            merged = [[merged[0][0], max(hi for _, hi in merged)]]
+        out[space] = tuple((lo, hi) for lo, hi in merged)
+    return out
+
+
 class Mirrored:
     """One mirrored core: where it is in the reference stream, and what it did so far."""
 
-    __slots__ = ("core", "template", "base", "shift", "pos", "gates", "instrs", "gate_count")
+    __slots__ = ("core", "core_id", "template", "base", "shift", "clock", "pos", "gates",
+                 "instrs", "gate_count", "expected", "claims", "claiming")
 
     def __init__(self, core, template: list, ref_base: int):
         self.core = core
+        self.core_id = core.core_id
         self.template = template
         self.base = core.core_id * KEY_STRIDE
         self.shift = self.base - ref_base  # reference pipe key -> this core's
+        self.clock = ShiftedClock({}, self.shift, self.base)
         self.pos = 0  # events matched so far
         self.gates: dict = {}  # this core's gate -> the reference's (one to one)
         self.instrs: list = []  # its matched instructions (the rest is in the template)
@@ -121,6 +313,10 @@ class Mirrored:
         # there was with the queue check (QueueCheck._register_new): the core mirrors only
         # while no gate is added, so its replay can register the same ones.
         self.gate_count: int | None = None
+        self.expected: dict = {}  # InstrShape -> its expected records in this core
+        self.claims: dict = {}  # GM space -> this core's Claim there
+        # Whether the core may claim GM bytes: only while every GM access it made was claimed.
+        self.claiming = True
 
 
 class CoreMirrors:
@@ -137,6 +333,11 @@ class CoreMirrors:
         self.ref_gated = False  # the reference had a gate operation (see record_instr)
         self.findings_at_start = 0
         self.mirrored: dict = {}  # core id -> Mirrored
+        self.gates = launch.gates  # (the list of every gate of the launch, grown in place)
+        self.leases = checks.leases
+        self.shapes: dict = {}  # InstrShape.key() -> the one InstrShape of that key
+        # GM space -> the byte ranges the reference accessed there, merged and sorted.
+        self.ranges: dict = {}
 
     # ----------------------------------------------------------------- who goes where
     def admit(self, core) -> Mirrored | None:
@@ -164,6 +365,7 @@ class CoreMirrors:
             self.template = self.recording if clean else []
             self.recording = []
             self.ref_id = None
+            self.ranges = _gm_ranges(self.template)
 
     def disable(self) -> None:
         """A cross-core event: every mirrored core takes the full path from here on."""
@@ -173,9 +375,16 @@ class CoreMirrors:
             self.materialise(cid)
         self.template = []
 
+    def release(self) -> None:
+        """Drop the claims at the launch's end: a claim and its core refer to each other."""
+        for m in self.mirrored.values():
+            m.claims.clear()
+        self.checks.races.claims.clear()
+        self.mirrored.clear()
+
     # ----------------------------------------------------------------- the reference
     def record_gate(self, gate, action: str, loc) -> None:
-        self.recording.append((GATE, gate, action, loc, gate.lo, gate.hi))
+        self.recording.append(GateEntry(gate, action, loc))
         self.ref_gated = True
 
     def record_instr(self, clocks, instr, pipe: int, count: int) -> None:
@@ -191,11 +400,13 @@ class CoreMirrors:
         if not mirrorable:
             self.recording.append(UNMATCHABLE)  # a mirrored core falls back here
             return
-        self.recording.append((INSTR, instr.pipe, instr.loc, _flags(instr.record),
-                               split[0], split[1], dict(vc), count, pipe))
+        shape = InstrShape(instr, tuple(index for index, _ in
+                                        self.checks.leases.operands(type(instr.record))))
+        shape = self.shapes.setdefault(shape.key(), shape)
+        self.recording.append(InstrEntry(shape, instr, dict(vc), count, pipe))
 
     def record_clock(self, hook: str, args: tuple) -> None:
-        self.recording.append((CLOCK, hook, args))
+        self.recording.append(ClockEntry(hook, args))
 
     # ----------------------------------------------------------------- a mirrored core
     def gate(self, m: Mirrored, gate, action: str, loc) -> bool:
@@ -207,10 +418,10 @@ class CoreMirrors:
         if pos >= len(template):
             return False
         entry = template[pos]
-        if entry[0] != GATE or entry[2] != action or entry[3] != loc or \
-                gate.lo != entry[4] or gate.hi != entry[5]:
+        if type(entry) is not GateEntry or entry.action != action or entry.loc != loc or \
+                gate.lo != entry.lo or gate.hi != entry.hi:
             return False
-        ref = entry[1]
+        ref = entry.gate
         gates = len(self.launch.gates)
         if m.gate_count is None:
             m.gate_count = gates
@@ -219,7 +430,7 @@ class CoreMirrors:
         mapped = m.gates.get(gate)
         if mapped is not ref:
             if mapped is not None or ref in m.gates.values() or \
-                    gate.key != (m.core.core_id, ref.key[1]) or gate.label != ref.label or \
+                    gate.key != (m.core_id, ref.key[1]) or gate.label != ref.label or \
                     gate.producer != ref.producer or gate.consumer != ref.consumer:
                 return False
             m.gates[gate] = ref  # (a first sight: a kernel has a handful of slots)
@@ -228,30 +439,125 @@ class CoreMirrors:
 
     def instr(self, m: Mirrored, core, instr) -> bool:
         """A mirrored core's instruction (one that accesses memory): True when it matches the
-        reference and its GM accesses have been checked, False for the full path."""
-        template = self.template
-        pos = m.pos
-        if pos >= len(template):
+        reference and its GM accesses have been claimed or checked, False for the full path.
+        (It runs for every instruction of every mirrored core, so its comparisons are written
+        out here rather than called.) Each GM access must be the reference's at this position
+        moved by the distance of the core's claim on its space (made at its first access
+        there, :meth:`_claim`); else the core stops claiming and the instruction's GM accesses
+        are checked now (:meth:`_check_gm`)."""
+        try:
+            entry = self.template[m.pos]
+        except IndexError:
             return False
-        entry = template[pos]
-        if entry[0] != INSTR or entry[1] != instr.pipe or entry[2] != instr.loc or \
-                len(self.launch.gates) != m.gate_count:
+        if type(entry) is not InstrEntry:
             return False
-        rec = instr.record
-        split = _split(instr.reads, instr.writes, core.core_id)
-        if split is None or split[0] != entry[4] or split[1] != entry[5] or \
-                _flags(rec) != entry[3]:
+        shape = entry.shape
+        record = instr.record
+        if shape.pipe != instr.pipe or shape.loc != instr.loc or \
+                type(record) is not shape.kind or len(self.gates) != m.gate_count:
             return False
-        if not self.checks.leases.all_current(rec):
+        for index, truth in shape.flags:
+            if (not record[index]) is truth:  # (the flag's truth differs)
+                return False
+        expected = m.expected.get(shape)
+        if expected is None:
+            expected = m.expected[shape] = shape.expected(m.core_id)
+        reads, writes = instr.reads, instr.writes
+        ex_reads, ex_writes = expected
+        if ex_reads is None:
+            if len(reads) != shape.n_reads or shape.local_reads and \
+                    not _local_match(reads, shape.local_reads, m.core_id):
+                return False
+        elif reads != ex_reads:
+            return False
+        if ex_writes is None:
+            if len(writes) != shape.n_writes or shape.local_writes and \
+                    not _local_match(writes, shape.local_writes, m.core_id):
+                return False
+        elif writes != ex_writes:
+            return False
+        if not self.leases.all_current(record, shape.operands):
             return False  # an operand of a past allocation: the full path says which
-        m.pos = pos + 1
+        if entry.gm:
+            claims = m.claims
+            sides = (reads, writes)
+            for side, k, ref in entry.gm:
+                access = sides[side][k]
+                claim = claims.get(access[0]) or self._claim(m, access, ref)
+                # (A claimed access is on the reference's GM space: a GM record.)
+                if claim is None or access[1] - claim.delta != ref[1] or \
+                        access[2] - claim.delta != ref[2] or access[0] != ref[0] or \
+                        len(access) != len(ref) or len(access) > 3 and access[3:] != ref[3:]:
+                    if not _all_gm(entry.gm, sides):
+                        return False
+                    self._check_gm(m, entry, instr)
+                    break
+        m.pos += 1
         m.instrs.append(instr)
-        if split[2] or split[3]:
-            pipe = entry[8]
-            self.checks.races.check_records(
-                instr, split[2], split[3], m.base + pipe, entry[7],
-                ShiftedClock(entry[6], m.shift, m.base), None, pipe)
         return True
+
+    # ----------------------------------------------------------------- GM claims
+    def _claim(self, m: Mirrored, record, ref) -> Claim | None:
+        """Core ``m``'s first access to a GM space: a claim on the ranges the reference
+        accessed there, moved to this access, if no byte of them was accessed or claimed (so
+        the core's accesses there can meet only each other, as the reference's did); else
+        None."""
+        space = record[0]
+        if not m.claiming or space != ref[0]:
+            return None
+        delta = record[1] - ref[1]
+        ranges = self.ranges[space]
+        races = self.checks.races
+        if not all(races.untouched(space, lo + delta, hi + delta) for lo, hi in ranges):
+            return None
+        claim = m.claims[space] = Claim(space, delta, m, self)
+        for lo, hi in ranges:
+            races.add_claim(space, lo + delta, hi + delta, claim)
+        return claim
+
+    def _check_gm(self, m: Mirrored, entry: InstrEntry, instr) -> None:
+        """A matched instruction whose GM accesses are not all claimed: the core stops
+        claiming, and the instruction's GM accesses go to the race check."""
+        self.stop_claiming(m)
+        shape = entry.shape
+        clock = m.clock
+        clock.ref = entry.vc
+        pipe = entry.pipe_index
+        self.checks.races.check_records(
+            instr, _gm_side(instr.reads, shape.gm_reads, shape.n_reads),
+            _gm_side(instr.writes, shape.gm_writes, shape.n_writes), m.base + pipe,
+            entry.count, clock, None, pipe)
+
+    def stop_claiming(self, m: Mirrored) -> None:
+        """Core ``m`` claims no more: each of its claims enters its accesses and is dropped,
+        and its later GM accesses are checked when they are made. (A claim's proof needs
+        every GM access of the core since the claim began to be a moved reference access.)"""
+        m.claiming = False
+        for claim in list(m.claims.values()):
+            self._enter(claim)
+
+    def _enter(self, claim: Claim) -> None:
+        """Check a claim's accesses, in order, as they were checked when they were made (the
+        claimed bytes saw no other access since), and drop the claim."""
+        m, space = claim.mirrored, claim.space
+        races = self.checks.races
+        races.drop_claim(space, claim)
+        claim.held = False
+        del m.claims[space]
+        entries = [entry for entry in self.template[claim.pos:m.pos] if type(entry) is InstrEntry]
+        clock = m.clock
+        for entry, instr in zip(entries, m.instrs[claim.index:]):
+            sides = (instr.reads, instr.writes)
+            mine = ([], [])
+            for side, k, _ in entry.gm:
+                record = sides[side][k]
+                if record[0] == space:
+                    mine[side].append(record)
+            if mine[0] or mine[1]:
+                clock.ref = entry.vc
+                pipe = entry.pipe_index
+                races.check_records(instr, mine[0], mine[1], m.base + pipe, entry.count, clock,
+                                    None, pipe)
 
     def clock(self, m: Mirrored, hook: str, args: tuple) -> bool:
         """A mirrored core's flag, mutex or barrier step: True when it matches."""
@@ -260,7 +566,7 @@ class CoreMirrors:
         if pos >= len(template):
             return False
         entry = template[pos]
-        if entry[0] != CLOCK or entry[1] != hook or entry[2] != args:
+        if type(entry) is not ClockEntry or entry.hook != hook or entry.args != args:
             return False
         m.pos = pos + 1
         return True
@@ -279,17 +585,16 @@ class CoreMirrors:
         if m.gate_count is not None:
             checks.queues.register(m.gate_count)
         for entry in self.template[:m.pos]:
-            kind = entry[0]
-            if kind == GATE:
-                _, ref, action, _, lo, hi = entry
-                gate = mine[ref]
+            kind = type(entry)
+            if kind is GateEntry:
+                gate, action = mine[entry.gate], entry.action
                 checks.queues.on_gate_op(clocks, gate, action)
                 if action == "acquire_write":
-                    checks.uninit.take(gate.key, lo, hi)
-                    checks.leases.on_acquire(gate, entry[3])
+                    checks.uninit.take(gate.key, entry.lo, entry.hi)
+                    checks.leases.on_acquire(gate, entry.loc)
                 elif action == "release_read":
-                    checks.leases.on_release(gate, entry[3])
-            elif kind == INSTR:
+                    checks.leases.on_release(gate, entry.loc)
+            elif kind is InstrEntry:
                 instr = next(instrs)
                 pipe = PIPE_INDEX[instr.pipe]
                 count = clocks.tick(pipe)
@@ -297,12 +602,12 @@ class CoreMirrors:
                 checks.races.check_local(instr, clocks, pipe, count)
                 checks.uninit.on_instr(core, instr)
             else:
-                _, hook, args = entry
-                CLOCK_STEPS[hook](clocks, *args)
+                CLOCK_STEPS[entry.hook](clocks, *entry.args)
         if m.gate_count is not None:
             # Gates the core added after its last event, registered since by another core's
             # gate operation: nothing of this core touched them after they existed.
             checks.queues.forget_touches(cid, m.gate_count)
+        self.stop_claiming(m)
 
 
 #: Flag, mutex and barrier hooks -> their clock step, given the hook's arguments after the

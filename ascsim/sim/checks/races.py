@@ -119,6 +119,10 @@ class RaceCheck:
         self.clocks_of = clocks_of  # core id -> CoreClocks
         self.describe_space = describe_space  # space key -> human name
         self.maps: dict = {}
+        # GM space -> its claims (sorted by start, disjoint): byte ranges whose accesses a
+        # mirrored core has not entered into the map yet (see ascsim.sim.checks.mirror). Any
+        # other access to a claimed byte has the claim's accesses entered first.
+        self.claims: dict = {}
 
     def on_instr(self, core, instr, pipe: int, count: int) -> None:
         """Instruction ``count`` of ``pipe`` on ``core`` (it ticked its clock already)."""
@@ -141,6 +145,9 @@ class RaceCheck:
         instruction ``count`` of pipe ``key`` whose clock is ``vc`` (anything with the dict's
         ``get``). A mirrored core's GM accesses come here alone (:mod:`.mirror`), without
         ``clocks``: they are never on the scalar pipe, so no auto-sync joins a clock."""
+        if self.claims:
+            self._enter_claims(reads)
+            self._enter_claims(writes)
         epoch = (key, count, instr)
         atomic = bool(getattr(instr.record, "atomic", None))
         # The pipe's clock is one dict for the whole launch (joins update it in place, and
@@ -197,6 +204,61 @@ class RaceCheck:
                         amap.put(i, lo, hi, ((key, count, instr, atomic), ()))
                         continue
             self._access_range(amap, record, True, atomic, epoch, clocks, pipe, vc)
+
+    # ------------------------------------------------------------------ claims
+    def untouched(self, space, lo: int, hi: int) -> bool:
+        """Whether no access is recorded or claimed in bytes ``[lo, hi)`` of ``space``."""
+        held = self.claims.get(space)
+        if held is not None:
+            los, his, _ = held
+            k = bisect_right(los, lo)
+            if k and his[k - 1] > lo or k < len(los) and los[k] < hi:
+                return False
+        amap = self.maps.get(space)
+        if amap is None:
+            return True
+        starts, states = amap.starts, amap.states
+        k = max(bisect_right(starts, lo) - 1, 0)
+        while k < len(starts) and starts[k] < hi:
+            if states[k] is not EMPTY:
+                return False
+            k += 1
+        return True
+
+    def add_claim(self, space, lo: int, hi: int, claim) -> None:
+        """Claim ``[lo, hi)`` of ``space`` for ``claim`` (:meth:`untouched` first): an access
+        that overlaps it calls ``claim.enter()`` before it is checked."""
+        los, his, owners = self.claims.setdefault(space, ([], [], []))
+        k = bisect_right(los, lo)
+        los.insert(k, lo)
+        his.insert(k, hi)
+        owners.insert(k, claim)
+
+    def drop_claim(self, space, claim) -> None:
+        """Forget every range of ``space`` that ``claim`` holds."""
+        los, his, owners = self.claims[space]
+        for k in range(len(owners) - 1, -1, -1):
+            if owners[k] is claim:
+                del los[k], his[k], owners[k]
+        if not owners:
+            del self.claims[space]
+
+    def _enter_claims(self, records) -> None:
+        """Before ``records`` are checked: the claims they overlap enter their accesses."""
+        claims = self.claims
+        for record in records:
+            held = claims.get(record[0])
+            if held is None:
+                continue
+            lo, hi = record[1], record[2]
+            los, his, owners = held
+            k = max(bisect_right(los, lo) - 1, 0)
+            hit = [owners[j] for j in range(k, bisect_left(los, hi)) if his[j] > lo]
+            for claim in hit:
+                if claim.held:
+                    claim.enter()
+            if not claims:
+                return
 
     def check_local(self, instr, clocks, pipe: int, count: int) -> None:
         """:meth:`check_instr` of ``instr``'s local accesses only, through the general path:
