@@ -25,6 +25,8 @@ from ascsim.calib.matmul_basic import (
     L0_SLOT_BYTES,
     buffers_drained,
     buffers_free,
+    cube_buffers,
+    global_operands,
     plan,
     region_blocks,
 )
@@ -41,19 +43,11 @@ def catlass_matmul_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.Glo
                           m: int, n: int, k: int, tile_m: int, tile_n: int, l0_k: int,
                           steps: int, cores: int, l1_bytes: int,
                           scheduler: asc.ConstExpr[str], v2: asc.ConstExpr[bool]):
-    a_gm, b_gm, c_gm = asc.GlobalTensor(), asc.GlobalTensor(), asc.GlobalTensor()
-    a_gm.set_global_buffer(a)
-    b_gm.set_global_buffer(b)
-    c_gm.set_global_buffer(c)
+    a_gm, b_gm, c_gm = global_operands(a, b, c)
     a1_elems = tile_m * l0_k * steps
     b1_elems = tile_n * l0_k * steps
     l0_elems = L0_SLOT_BYTES // HALF
-    l1 = asc.LocalTensor(asc.float16, asc.TPosition.A1, 0, l1_bytes // HALF)
-    a1 = l1[0:]
-    b1 = l1[l1_bytes // 2 // HALF:]
-    l0a = asc.LocalTensor(asc.float16, asc.TPosition.A2, 0, 2 * l0_elems)
-    l0b = asc.LocalTensor(asc.float16, asc.TPosition.B2, 0, 2 * l0_elems)
-    l0c = asc.LocalTensor(asc.float32, asc.TPosition.CO1, 0, tile_m * tile_n)
+    a1, b1, l0a, l0b, l0c = cube_buffers(l1_bytes, l0_elems, tile_m * tile_n)
     blocks = core_blocks(scheduler, m, n, tile_m, tile_n, cores, asc.get_block_idx())
     if blocks:
         buffers_free()

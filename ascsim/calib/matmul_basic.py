@@ -130,15 +130,22 @@ def copy_in(l1_buf, gm, rows, first_row, chunk: int, k: int, chunk_k: int, frame
 
 
 @asc.jit
+def load_slice_v2(l0, src, rows_align, base_rows: int, base_k: int):
+    """One LoadData2DV2 (the 950's form) of a base slice -- ``rows_align`` rows of NZ strips
+    ``base_rows`` tall, ``base_k`` deep -- into L0A or L0B."""
+    asc.load_data(l0, src, asc.LoadData2DParamsV2(
+        m_start_position=0, k_start_position=0, m_step=rows_align // FRACTAL,
+        k_step=base_k // FRACTAL, src_stride=base_rows // FRACTAL,
+        dst_stride=rows_align // FRACTAL))
+
+
+@asc.jit
 def load_a(a_l0, a_l1, slice_in_chunk, m_align, base_m: int, base_k: int,
            v2: asc.ConstExpr[bool]):
     """A's base slice ``slice_in_chunk`` of a chunk (NZ, ``base_m``-row strips) into L0A."""
     src = a_l1[slice_in_chunk * base_k * base_m:]
     if v2:
-        asc.load_data(a_l0, src, asc.LoadData2DParamsV2(
-            m_start_position=0, k_start_position=0, m_step=m_align // FRACTAL,
-            k_step=base_k // FRACTAL, src_stride=base_m // FRACTAL,
-            dst_stride=m_align // FRACTAL))
+        load_slice_v2(a_l0, src, m_align, base_m, base_k)
     else:
         asc.load_data(a_l0, src, asc.LoadData3DParamsV2(
             l1_h=1, l1_w=base_m, channel_size=base_k, k_extension=base_k,
@@ -151,10 +158,7 @@ def load_b(b_l0, b_l1, slice_in_chunk, n_align, base_n: int, base_k: int,
     """B's base slice (B stored [N, K]: NZ strips of K, ``base_n`` rows each) into L0B."""
     src = b_l1[slice_in_chunk * base_k * base_n:]
     if v2:
-        asc.load_data(b_l0, src, asc.LoadData2DParamsV2(
-            m_start_position=0, k_start_position=0, m_step=n_align // FRACTAL,
-            k_step=base_k // FRACTAL, src_stride=base_n // FRACTAL,
-            dst_stride=n_align // FRACTAL))
+        load_slice_v2(b_l0, src, n_align, base_n, base_k)
     else:
         for strip in range(base_k // FRACTAL):
             asc.load_data(b_l0[strip * n_align * FRACTAL:],
@@ -258,25 +262,35 @@ def buffers_drained():
     asc.wait_flag(asc.HardEvent.FIX_M, 0)
 
 
+def global_operands(a, b, c):
+    """The kernel's A, B and C as global tensors."""
+    tensors = asc.GlobalTensor(), asc.GlobalTensor(), asc.GlobalTensor()
+    for tensor, address in zip(tensors, (a, b, c), strict=True):
+        tensor.set_global_buffer(address)
+    return tensors
+
+
+def cube_buffers(l1_bytes: int, l0_elems: int, c_elems: int):
+    """The pipeline's buffers: A's L1 chunks in the first half of L1, B's in the second; two
+    L0A and two L0B slots of ``l0_elems`` fp16 each; one fp32 L0C accumulator."""
+    l1 = asc.LocalTensor(asc.float16, asc.TPosition.A1, 0, l1_bytes // HALF)
+    l0a = asc.LocalTensor(asc.float16, asc.TPosition.A2, 0, 2 * l0_elems)
+    l0b = asc.LocalTensor(asc.float16, asc.TPosition.B2, 0, 2 * l0_elems)
+    l0c = asc.LocalTensor(asc.float32, asc.TPosition.CO1, 0, c_elems)
+    return l1[0:], l1[l1_bytes // 2 // HALF:], l0a, l0b, l0c
+
+
 @asc.jit(kernel_type=KernelType.AIC_ONLY)
 def matmul_basic_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress,
                         m: int, n: int, k: int, base_m: int, base_n: int, base_k: int,
                         single_m: int, single_n: int, step_ka: int, step_kb: int,
                         m_per_round: int, rounds: int, l1_bytes: int,
                         v2: asc.ConstExpr[bool]):
-    a_gm, b_gm, c_gm = asc.GlobalTensor(), asc.GlobalTensor(), asc.GlobalTensor()
-    a_gm.set_global_buffer(a)
-    b_gm.set_global_buffer(b)
-    c_gm.set_global_buffer(c)
+    a_gm, b_gm, c_gm = global_operands(a, b, c)
     a1_elems = base_m * base_k * step_ka
     b1_elems = base_n * base_k * step_kb
     l0_elems = L0_SLOT_BYTES // HALF
-    l1 = asc.LocalTensor(asc.float16, asc.TPosition.A1, 0, l1_bytes // HALF)
-    a1 = l1[0:]
-    b1 = l1[l1_bytes // 2 // HALF:]  # B's chunks in the second half of L1
-    l0a = asc.LocalTensor(asc.float16, asc.TPosition.A2, 0, 2 * l0_elems)
-    l0b = asc.LocalTensor(asc.float16, asc.TPosition.B2, 0, 2 * l0_elems)
-    l0c = asc.LocalTensor(asc.float32, asc.TPosition.CO1, 0, base_m * base_n)
+    a1, b1, l0a, l0b, l0c = cube_buffers(l1_bytes, l0_elems, base_m * base_n)
     m_regions = _ceil_div(m, single_m)
     n_regions = _ceil_div(n, single_n)
     block = asc.get_block_idx()

@@ -145,6 +145,15 @@ def _record_specs(records) -> tuple[tuple, tuple]:
     return tuple(local), tuple(gm)
 
 
+def _side_matches(records, expected, count: int, local, core_id: int) -> bool:
+    """Whether one side (reads or writes) of a mirrored instruction matches its shape's:
+    ``expected`` is the side as a whole when it has no GM record (one comparison), else None,
+    and then the count and the local records are compared (the GM ones may differ)."""
+    if expected is not None:
+        return records == expected
+    return len(records) == count and (not local or _local_match(records, local, core_id))
+
+
 def _local_match(records, local: tuple, core_id: int) -> bool:
     """Whether the records of one side of a mirrored core's instruction at the positions of
     ``local`` (:func:`_record_specs`) are the reference's local records there, in core
@@ -462,19 +471,12 @@ class CoreMirrors:
         expected = m.expected.get(shape)
         if expected is None:
             expected = m.expected[shape] = shape.expected(m.core_id)
-        reads, writes = instr.reads, instr.writes
         ex_reads, ex_writes = expected
-        if ex_reads is None:
-            if len(reads) != shape.n_reads or shape.local_reads and \
-                    not _local_match(reads, shape.local_reads, m.core_id):
-                return False
-        elif reads != ex_reads:
-            return False
-        if ex_writes is None:
-            if len(writes) != shape.n_writes or shape.local_writes and \
-                    not _local_match(writes, shape.local_writes, m.core_id):
-                return False
-        elif writes != ex_writes:
+        reads, writes = instr.reads, instr.writes
+        if not _side_matches(reads, ex_reads, shape.n_reads, shape.local_reads,
+                             m.core_id) or \
+                not _side_matches(writes, ex_writes, shape.n_writes, shape.local_writes,
+                                  m.core_id):
             return False
         if not self.leases.all_current(record, shape.operands):
             return False  # an operand of a past allocation: the full path says which
