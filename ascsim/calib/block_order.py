@@ -112,9 +112,7 @@ def _tail_split(m: int, n: int, tile_m: int, tile_n: int, cores: int,
     short in. (1, 1) when the round already keeps more than half of the cores busy."""
     if last > cores // 2:
         return 1, 1
-    share = cores // last
-    if share <= 1:
-        return 1, 1
+    share = cores // last  # at least 2 here
     tail_m = m - (_ceil_div(m, tile_m) - 1) * tile_m
     tail_n = n - (_ceil_div(n, tile_n) - 1) * tile_n
     split_m, split_n = min(tail_m, share), min(tail_n, share)

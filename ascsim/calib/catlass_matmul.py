@@ -15,6 +15,8 @@ fixpipe-optimisation table of the same section, so both tables run on one pipeli
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import torch
 
 import ascsim.asc as asc
@@ -33,9 +35,15 @@ from ascsim.calib.matmul_basic import (
 from ascsim.session import SESSION
 
 
+@lru_cache(maxsize=8)
+def _schedule(scheduler: str, m: int, n: int, tile_m: int, tile_n: int, cores: int) -> tuple:
+    """Every core's blocks, worked out once per launch shape (each core asks for its own)."""
+    return tuple(map(tuple, block_order.SCHEDULERS[scheduler](m, n, tile_m, tile_n, cores)))
+
+
 def core_blocks(scheduler: str, m: int, n: int, tile_m: int, tile_n: int, cores: int, core: int):
     """The blocks core ``core`` computes, in order (see :mod:`ascsim.calib.block_order`)."""
-    return block_order.SCHEDULERS[scheduler](m, n, tile_m, tile_n, cores)[core]
+    return _schedule(scheduler, m, n, tile_m, tile_n, cores)[core]
 
 
 @asc.jit(kernel_type=KernelType.AIC_ONLY)
@@ -77,8 +85,7 @@ def run_catlass_matmul(mnk, l1_tile=(256, 256, 128), l0_k: int = 64,
     # The buffer and K checks of the basic pipeline, for one tile-sized region per core.
     plan((tile_m, tile_n, k), (tile_m, tile_n, l0_k), (tile_m, tile_n), steps, steps, 1, soc)
     cores = soc.aic_count
-    used = sum(1 for blocks in block_order.SCHEDULERS[scheduler](m, n, tile_m, tile_n, cores)
-               if blocks)
+    used = sum(1 for blocks in _schedule(scheduler, m, n, tile_m, tile_n, cores) if blocks)
     a = torch.randint(-2, 3, (m, k), dtype=torch.int8).to(torch.float16)
     b = torch.randint(-2, 3, (n, k), dtype=torch.int8).to(torch.float16)
     c = torch.zeros((m, n), dtype=torch.float32)

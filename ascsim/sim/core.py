@@ -87,7 +87,8 @@ class Core:
         self.executed = 0
         self.vf_group = None
         # The latest vector instructions that lost cycles to UB bank conflicts, as (start,
-        # end, extra cycles): UB transfers beside them wait for the ports (cost.ub_port_stall).
+        # end, extra cycles, bit mask of the banks they read): UB transfers beside them wait
+        # for the ports (cost.ub_port_stall).
         self.ub_conflicts: deque = deque(maxlen=UB_CONFLICT_WINDOWS)
         # Per pipe, the starts of its last pipe_queue_depth instructions: an instruction
         # leaves the pipe's issue queue when it starts, and the scalar unit cannot issue

@@ -311,10 +311,8 @@ def execute_vector(core, rec: Vector):
         if conflict > busy:
             instr = _place(core, rec, regions, conflict, latency, tuple(reads), writes)
             banks = 0
-            for s in srcs:
-                banks |= costs.ub_banks(s.offset, s.offset + s.nbytes)
-            if spec.reads_dst:
-                banks |= costs.ub_banks(dst.offset, dst.offset + dst.nbytes)
+            for src in (*srcs, dst) if spec.reads_dst else srcs:
+                banks |= costs.ub_banks(src.offset, src.offset + src.nbytes)
             core.ub_conflicts.append((instr.start, instr.end, conflict - busy, banks))
             return instr
     return _place(core, rec, regions, busy, latency, tuple(reads), writes)
