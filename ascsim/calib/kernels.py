@@ -66,8 +66,10 @@ def _matmul_basic(mnk, base, single, step_ka: int, step_kb: int, rounds: int = 1
                                          step_kb, rounds)
 
 
-def _catlass_matmul(mnk, l1_tile=(256, 256, 128), l0_k: int = 64, scheduler: str = "swizzle"):
-    return catlass_matmul.run_catlass_matmul(tuple(mnk), tuple(l1_tile), l0_k, scheduler)
+def _catlass_matmul(mnk, l1_tile=(256, 256, 128), l0_k: int = 64, scheduler: str = "swizzle",
+                    epilogue: str = "fixpipe"):
+    return catlass_matmul.run_catlass_matmul(tuple(mnk), tuple(l1_tile), l0_k, scheduler,
+                                             epilogue)
 
 
 def _tbmm(bmnk, perm_x1: int, base=(128, 128, 64), k_l1: int = 256, dtype: str = "bfloat16"):
@@ -141,7 +143,8 @@ KERNELS = {k.name: k for k in (
                       "pipeline: Load3D / LoadData2DV2, L1 and L0 ping-pong)"),
     CalibrationKernel("catlass_matmul", _catlass_matmul,
                       "CATLASS basic matmul on the 950 (L1 / L0 tiles, swizzle or ASWT block "
-                      "scheduler, FixPipe L0C->GM)"),
+                      "scheduler, FixPipe L0C->GM or, epilogue ub_dual, matmul_fixpipe_opti's "
+                      "L0C->UB dual destination and DataCopyPad)"),
     CalibrationKernel("tbmm", _tbmm,
                       "cann-samples transpose_batch_matmul (TBMM: A's batch/M transpose in "
                       "the GM->L1 stride)"),
