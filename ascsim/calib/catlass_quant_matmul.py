@@ -84,8 +84,8 @@ def _ceil_div(a: int, b: int) -> int:
 class QuantMatmulPlan:
     """One run: ``variant`` ("12" or "44"), the problem ``m`` x ``n`` x ``k``, the L1 tile
     (``tile_m``, ``tile_n``, ``tile_k``; the L0 tile is ``tile_m`` x ``tile_n`` x ``l0_k``),
-    the epilogue tile ``epi_rows`` x ``epi_cols``, the cores launched and the SoC's AIC count
-    (``aic``, for the schedule)."""
+    the epilogue tile ``epi_rows`` x ``epi_cols``, the AIC cores launched (the schedule deals
+    blocks over them) and the SoC's L1 size (the buffer map)."""
 
     variant: str
     m: int
