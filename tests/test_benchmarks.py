@@ -120,3 +120,11 @@ def test_conv_seed_gap_prints_each_kernel_next_to_the_seed_time(capsys):
 def test_handover_cost_quick(capsys):
     assert _load("handover_cost").main(["--quick"]) == 0
     assert "one hand-over between two simulated cores" in capsys.readouterr().out
+
+
+def test_catlass_quant_cores_prints_the_last_and_the_median_core(capsys):
+    assert _load("catlass_quant_cores").main(["--match", "512x4096x1024-44"]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[1:]]
+    assert [row[0] for row in rows] == ["catlass-qmm-b1-512x4096x1024-44_full_loadA"]
+    sim, pub, last, mte2, median = (float(v) for v in rows[0][1:6])
+    assert pub == 31.73 and last <= sim and 0 < mte2 <= last and 0 < median <= last

@@ -8,7 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ascsim.calib.block_order import SCHEDULERS, aswt_blocks, swizzle_blocks, swizzle_coord
+from ascsim.calib.block_order import (
+    SCHEDULERS,
+    aswt_blocks,
+    l1_full_load_blocks,
+    swizzle_blocks,
+    swizzle_coord,
+)
 
 
 def _coverage(per_core, m: int, n: int) -> np.ndarray:
@@ -61,3 +67,29 @@ def test_aswt_keeps_whole_blocks_when_the_last_round_fills_more_than_half():
 def test_bad_sizes_are_refused(name):
     with pytest.raises(ValueError, match="positive"):
         SCHEDULERS[name](0, 16, 16, 16, 4)
+
+
+@settings(max_examples=40, deadline=None)
+@given(m=st.integers(1, 700), n=st.integers(1, 700), tile=st.sampled_from([64, 128, 256]),
+       cores=st.integers(1, 40))
+def test_the_l1_full_load_order_gives_each_core_one_run_of_the_s_walk(m, n, tile, cores):
+    per_core = l1_full_load_blocks(m, n, tile, tile, cores)
+    assert len(per_core) == cores
+    assert (_coverage(per_core, m, n) == 1).all()
+    # Concatenated core by core, the runs are the swizzle<1, 0> walk itself.
+    m_tiles, n_tiles = -(-m // tile), -(-n // tile)
+    walk = [swizzle_coord(t, m_tiles, n_tiles, 1, 0) for t in range(m_tiles * n_tiles)]
+    assert [(b.m0 // tile, b.n0 // tile) for blocks in per_core for b in blocks] == walk
+    counts = [len(blocks) for blocks in per_core]
+    assert max(counts) - min(counts) <= 1 and counts == sorted(counts, reverse=True)
+
+
+def test_the_l1_full_load_order_keeps_a_cores_blocks_on_few_block_rows():
+    # 4 x 16 blocks on 24 cores (the 512 x 4096 quant matmul): runs of 3 or 2 blocks along a
+    # row, so no core needs more than two block rows of A.
+    per_core = l1_full_load_blocks(512, 4096, 128, 256, 24)
+    assert [len(b) for b in per_core] == [3] * 16 + [2] * 8
+    assert max(len({b.m0 for b in blocks}) for blocks in per_core) == 2
+    assert [(b.m0, b.n0) for b in per_core[0]] == [(0, 0), (0, 256), (0, 512)]
+    # Core 5 turns the corner: the second block row is walked backwards (the S).
+    assert [(b.m0, b.n0) for b in per_core[5]] == [(0, 3840), (128, 3840), (128, 3584)]

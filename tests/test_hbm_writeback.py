@@ -18,7 +18,7 @@ def _cache(lines: int) -> L2Cache:
 
 def _core(cores: int = 1, kind: str = "AIV", core_id: int = 0):
     launch = SimpleNamespace(l2_lines={}, wave_cores={kind: cores}, wave_l2_lines=0,
-                             hbm_cycles={}, hbm_free={})
+                             hbm_cycles={}, hbm_free={}, hbm_sharing={})
     return SimpleNamespace(launch=launch, kind=kind, core_id=core_id, start_time=0.0)
 
 

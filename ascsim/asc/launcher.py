@@ -157,7 +157,7 @@ def run_launch(name: str, body, args: dict, constexpr: set, block_num: int, kind
     with fewer_collections():
         try:
             try:
-                report = launch.run(per_core)
+                report = launch.run(per_core, reset=_reset_structs(struct_values))
             except KernelError as exc:  # a deadlock of cores that stopped at a fault
                 if not (tolerant and is_machine_fault(exc)):
                     raise
@@ -180,6 +180,15 @@ def run_launch(name: str, body, args: dict, constexpr: set, block_num: int, kind
             memory.release()
             launch.release()
     return report
+
+
+def _reset_structs(struct_values: dict):
+    """The launch's reset (``Launch.run``): the fields the cores wrote into struct arguments
+    are forgotten, so a second pass starts from the host's values."""
+    def reset() -> None:
+        for values in struct_values.values():
+            values.clear()
+    return reset
 
 
 def is_machine_fault(exc: KernelError) -> bool:

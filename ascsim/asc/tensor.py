@@ -261,7 +261,8 @@ class LocalTensor:
 
     def print(self, n: int | None = None) -> None:
         self._require_bound()
-        print(self.elements(0, self.length if n is None else int(n), user_location()))
+        values = self.elements(0, self.length if n is None else int(n), user_location())
+        current_core().launch.say(f"{values}\n")
 
     def to_file(self, path: str) -> None:
         self._require_bound()

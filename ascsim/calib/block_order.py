@@ -14,6 +14,9 @@ and how evenly the last round is spread:
   N walked within a window, every second window backwards. When the last round would leave at
   least half of the cores idle, each of its blocks is split into up to ``cores // last`` pieces
   (M and N split counts chosen from the tail block's sizes), so that more cores share it.
+* **L1 full load** (CATLASS ``GemmIdentityBlockSwizzleL1FullLoad``, the full-load-A quant
+  matmul): the same S walk, but core ``c`` takes one contiguous run of it, so its blocks
+  share A's block row.
 
 The functions return, per core, its blocks in execution order as ``(m0, n0, rows, cols)`` in
 elements; every element of C lies in exactly one block of one core.
@@ -153,6 +156,26 @@ def aswt_blocks(m: int, n: int, tile_m: int, tile_n: int, cores: int) -> list[li
         per_core[core].append(Block(whole.m0 + off_m, whole.n0 + off_n,
                                     min(size_m, whole.rows - off_m),
                                     min(size_n, whole.cols - off_n)))
+    return per_core
+
+
+def l1_full_load_blocks(m: int, n: int, tile_m: int, tile_n: int, cores: int, offset: int = 1,
+                        direction: int = 0) -> list[list[Block]]:
+    """Per core, its blocks under CATLASS's ``GemmIdentityBlockSwizzleL1FullLoad``: the S walk of
+    :func:`swizzle_coord` cut into one contiguous run per core (the first ``tasks % cores``
+    cores take one block more), so that a core's consecutive blocks share their block row of
+    A, which a full-load-A kernel keeps in L1."""
+    m_tiles, n_tiles = _grid(m, n, tile_m, tile_n)
+    tasks = m_tiles * n_tiles
+    per_core_count, extra = divmod(tasks, cores)
+    per_core: list[list[Block]] = [[] for _ in range(cores)]
+    start = 0
+    for core in range(cores):
+        count = per_core_count + (1 if core < extra else 0)
+        for walk in range(start, start + count):
+            mi, ni = swizzle_coord(walk, m_tiles, n_tiles, offset, direction)
+            per_core[core].append(_block(mi, ni, m, n, tile_m, tile_n))
+        start += count
     return per_core
 
 

@@ -17,7 +17,16 @@ from dataclasses import dataclass
 
 import torch
 
-from ascsim.calib import catlass_matmul, conv, datacopy, matmul, matmul_basic, tbmm, vector
+from ascsim.calib import (
+    catlass_matmul,
+    catlass_quant_matmul,
+    conv,
+    datacopy,
+    matmul,
+    matmul_basic,
+    tbmm,
+    vector,
+)
 from ascsim.session import SESSION
 
 DTYPES = {"float16": torch.float16, "float32": torch.float32, "bfloat16": torch.bfloat16}
@@ -70,6 +79,13 @@ def _catlass_matmul(mnk, l1_tile=(256, 256, 128), l0_k: int = 64, scheduler: str
                     epilogue: str = "fixpipe"):
     return catlass_matmul.run_catlass_matmul(tuple(mnk), tuple(l1_tile), l0_k, scheduler,
                                              epilogue)
+
+
+def _catlass_quant_matmul(mnk, variant: str, l1_tile=catlass_quant_matmul.L1_TILE,
+                          l0_k: int = catlass_quant_matmul.L0_K,
+                          epi_tile=catlass_quant_matmul.EPI_TILE):
+    return catlass_quant_matmul.run_catlass_quant_matmul(tuple(mnk), str(variant),
+                                                         tuple(l1_tile), l0_k, tuple(epi_tile))
 
 
 def _tbmm(bmnk, perm_x1: int, base=(128, 128, 64), k_l1: int = 256, dtype: str = "bfloat16"):
@@ -145,6 +161,10 @@ KERNELS = {k.name: k for k in (
                       "CATLASS basic matmul on the 950 (L1 / L0 tiles, swizzle or ASWT block "
                       "scheduler, FixPipe L0C->GM or, epilogue ub_dual, matmul_fixpipe_opti's "
                       "L0C->UB dual destination and DataCopyPad)"),
+    CalibrationKernel("catlass_quant_matmul", _catlass_quant_matmul,
+                      "CATLASS 12_quant_matmul / 44_quant_matmul_full_loadA_tla on the 910B1 "
+                      "(int8 cube, int32 blocks through a GM workspace to the AIVs' per-channel "
+                      "x per-token dequant to bf16)"),
     CalibrationKernel("tbmm", _tbmm,
                       "cann-samples transpose_batch_matmul (TBMM: A's batch/M transpose in "
                       "the GM->L1 stride)"),

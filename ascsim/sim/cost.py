@@ -202,7 +202,7 @@ class CostTable:
                 cache.unknown_read(nbytes)
                 latency, hit, hbm = float(cost.read_latency), 0.0, float(nbytes)
             else:
-                latency, hit, hbm = _l2_read(cache, gm, start, cost)
+                latency, hit, hbm = _l2_read(cache, gm, start, cost, core.core_id)
             cycles = nbytes * hit / cost.rate
             writeback = _writeback(core, cache)
             if hbm or writeback:
@@ -254,7 +254,8 @@ class CostTable:
         elapsed = start - core.start_time
         streamed = launch.hbm_cycles.get(core.core_id, 0.0)
         duty = min(1.0, streamed / elapsed) if elapsed > 0 else 0.0
-        sharing = 1.0 + (launch.wave_cores.get(core.kind, 1) - 1) * duty
+        sharing = 1.0 + ((launch.wave_cores.get(core.kind, 1) - 1) * duty
+                         / launch.hbm_sharing.get(core.kind, 1.0))
         return self.soc.gm_bandwidth_bytes_per_cycle / sharing
 
     def l0c_read_cycles(self, nbytes: int) -> float:
@@ -435,11 +436,14 @@ def _misaligned_bursts(gm) -> float:
     return float(np.count_nonzero(starts % MISALIGN_BYTES))
 
 
-def _l2_read(cache, gm, t: float, cost: PathCost) -> tuple[float, float, float]:
-    """(latency, hit fraction, HBM bytes) of a GM read through the launch's L2."""
+def _l2_read(cache, gm, t: float, cost: PathCost, reader: int) -> tuple[float, float, float]:
+    """(latency, hit fraction, HBM bytes) of a GM read by core ``reader`` through the
+    launch's L2."""
     if len(gm) == 2:
-        return cache.read_rows_cost(gm[0], gm[1], t, cost.l2_hit_latency, cost.read_latency)
-    return cache.read_cost(gm[0], gm[1], gm[2], t, cost.l2_hit_latency, cost.read_latency)
+        return cache.read_rows_cost(gm[0], gm[1], t, cost.l2_hit_latency, cost.read_latency,
+                                    reader)
+    return cache.read_cost(gm[0], gm[1], gm[2], t, cost.l2_hit_latency, cost.read_latency,
+                           reader)
 
 
 def _l2_write(cache, gm, t: float) -> None:

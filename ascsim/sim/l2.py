@@ -94,6 +94,9 @@ class L2Cache:
 
     #: Insertion stamp of a line never touched: always "long ago".
     NEVER = -(1 << 62)
+    #: Reader of a line no core of the launch has read (:attr:`wave_first` is never below 0),
+    #: and of a line a core wrote: a later read of it is not a fill another core shared.
+    NO_READER = -1
 
     def __init__(self, l2_bytes: int, buffer_bytes, prior=None):
         """``buffer_bytes(buffer_id) -> int`` gives the size of a GM buffer (lazily sized);
@@ -115,6 +118,13 @@ class L2Cache:
         self.spill_bytes = 0.0       # dirty lines evicted during the launch, bypassed writes
         # Lines inserted, lines made dirty and bytes written through since take_changes.
         self._changes: list = [0, 0, 0.0]
+        # Who read each line last (a core id, NO_READER), the id of the first core of the wave
+        # running now, and per reading core [lines it filled from HBM, lines it found in L2
+        # that another core of its wave had read there first]: how much of its reads' HBM
+        # traffic the wave shares (:meth:`sharing`).
+        self._reader: dict[int, np.ndarray] = {}
+        self.wave_first = 0
+        self.reads_by_core: dict[int, list] = {}
 
     @property
     def resident_lines(self) -> int:
@@ -136,6 +146,7 @@ class L2Cache:
             lines = self._ready[buffer_id] = np.full(n, np.inf)
             self._stamp[buffer_id] = np.full(n, self.NEVER, dtype=np.int64)
             self._dirty[buffer_id] = np.zeros(n, dtype=bool)
+            self._reader[buffer_id] = np.full(n, self.NO_READER, dtype=np.int32)
             carried = self._prior(buffer_id, n) if self._prior is not None else None
             if carried is not None:  # left by an earlier launch: there from the start
                 stamps, dirty = carried
@@ -193,42 +204,49 @@ class L2Cache:
 
     # ------------------------------------------------------------------ accesses
     def read(self, buffer_id: int, starts, ends, t: float, hit_latency: float,
-             miss_latency: float) -> tuple[float, float]:
-        """A read of byte ranges [starts, ends) of a GM buffer issued at cycle ``t``.
+             miss_latency: float, reader: int = NO_READER) -> tuple[float, float]:
+        """A read of byte ranges [starts, ends) of a GM buffer issued at cycle ``t`` by core
+        ``reader`` (for :meth:`sharing`; NO_READER: not counted).
 
         Returns ``(latency, hit fraction)``: the latency is the L2 hit latency when every line
         is in L2 by ``t``, the HBM latency when some line misses, and in between when a line is
         still being filled for an earlier request.
         """
-        return self.read_cost(buffer_id, starts, ends, t, hit_latency, miss_latency)[:2]
+        return self.read_cost(buffer_id, starts, ends, t, hit_latency, miss_latency,
+                              reader)[:2]
 
     def read_rows(self, buffer_id: int, rows: ByteRows, t: float, hit_latency: float,
-                  miss_latency: float) -> tuple[float, float]:
+                  miss_latency: float, reader: int = NO_READER) -> tuple[float, float]:
         """:meth:`read` of constant-pitch rows (one range per row)."""
-        return self.read_rows_cost(buffer_id, rows, t, hit_latency, miss_latency)[:2]
+        return self.read_rows_cost(buffer_id, rows, t, hit_latency, miss_latency, reader)[:2]
 
     def read_cost(self, buffer_id: int, starts, ends, t: float, hit_latency: float,
-                  miss_latency: float) -> tuple[float, float, float]:
+                  miss_latency: float, reader: int = NO_READER) -> tuple[float, float, float]:
         """:meth:`read`, plus the bytes the read brought from HBM (whole lines)."""
         starts, ends = np.asarray(starts), np.asarray(ends)
         nbytes = float((ends - starts).sum())
         lines, idx = self._select(buffer_id, starts, ends)
-        return self._read_lines(buffer_id, lines, idx, nbytes, t, hit_latency, miss_latency)
+        return self._read_lines(buffer_id, lines, idx, nbytes, t, hit_latency, miss_latency,
+                                reader)
 
     def read_rows_cost(self, buffer_id: int, rows: ByteRows, t: float, hit_latency: float,
-                       miss_latency: float) -> tuple[float, float, float]:
+                       miss_latency: float, reader: int = NO_READER
+                       ) -> tuple[float, float, float]:
         """:meth:`read_rows`, plus the bytes the read brought from HBM (whole lines)."""
         lines, idx = self._select_rows(buffer_id, rows)
         return self._read_lines(buffer_id, lines, idx, float(rows.nbytes), t, hit_latency,
-                                miss_latency)
+                                miss_latency, reader)
 
     def _read_lines(self, buffer_id: int, lines, idx, nbytes: float, t: float,
-                    hit_latency: float, miss_latency: float) -> tuple[float, float, float]:
+                    hit_latency: float, miss_latency: float,
+                    reader: int) -> tuple[float, float, float]:
         ready = lines[idx]
         if ready.size == 0:
             return float(hit_latency), 1.0, 0.0
         _, resident = self._resident(buffer_id, idx)
         misses = ready.size - int(np.count_nonzero(resident))
+        if reader != self.NO_READER:
+            self._count_reader(buffer_id, idx, resident, misses, reader)
         hit_fraction = 1.0 - misses / ready.size
         self.hit_bytes += nbytes * hit_fraction
         if not misses:
@@ -263,6 +281,34 @@ class L2Cache:
         self._insert(misses)
         return float(miss_latency), hit_fraction, hbm
 
+    def _count_reader(self, buffer_id: int, idx, resident: np.ndarray, misses: int,
+                      reader: int) -> None:
+        """Count a read by core ``reader`` for :meth:`sharing`: the lines it fills, and the
+        resident lines another core of its wave read first; it is their last reader now."""
+        counts = self.reads_by_core.get(reader)
+        if counts is None:
+            counts = self.reads_by_core[reader] = [0, 0]
+        readers = self._reader[buffer_id]
+        if misses < resident.size:  # some lines are in L2: whose read brought them?
+            last = readers[idx]
+            counts[1] += int(np.count_nonzero((last >= self.wave_first) & (last != reader)
+                                              & resident))
+        counts[0] += misses
+        readers[idx] = reader
+
+    def sharing(self, cores) -> float:
+        """How many of ``cores`` (ids of one wave's cores of one kind) read each line they
+        brought from HBM, on average: the lines they would have filled each on their own
+        (their fills plus their reads of lines another of them read first) over the lines
+        filled. 1 when no line is read by two of them (or none was filled)."""
+        filled = alone = 0
+        for core in cores:
+            counts = self.reads_by_core.get(core)
+            if counts is not None:
+                filled += counts[0]
+                alone += counts[0] + counts[1]
+        return alone / filled if filled else 1.0
+
     def write(self, buffer_id: int, starts, ends, t: float) -> None:
         """A write of byte ranges [starts, ends) finishing at about cycle ``t`` (write-back)."""
         starts, ends = np.asarray(starts), np.asarray(ends)
@@ -289,6 +335,7 @@ class L2Cache:
         ready = np.where(resident, np.minimum(ready, t), t)
         lines[idx] = ready
         self._stamp[buffer_id][idx] = self.inserted
+        self._reader[buffer_id][idx] = self.NO_READER  # a later read shares no fill
         dirty = self._dirty[buffer_id]
         self._changes[1] += ready.size - int(np.count_nonzero(dirty[idx]))
         dirty[idx] = True

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -57,6 +58,11 @@ def fewer_collections() -> Iterator[None]:
 
 
 KERNEL_KINDS = ("AIV_ONLY", "AIC_ONLY", "MIX")
+
+#: Above how many cores per filled line (L2Cache.sharing) a launch is timed again with its
+#: cores' shared HBM fills (Launch.run): below it, the first pass's HBM shares are within
+#: a few per cent of the shared ones, and a second pass would cost a whole run.
+SHARING_RETIME = 1.1
 
 #: The machine's own wording of the advice that goes with its findings; a front-end passes its
 #: own (``Launch(hints=...)``) so that the advice names its language's calls.
@@ -168,16 +174,28 @@ class Launch:
         self.hints = {**DEFAULT_HINTS, **options.hints}
         self.soc = config.soc
         self.memory = memory
-        self.findings = FindingLog(strict=options.strict)
-        self.cores: list[Core] = []
         self.kind = config.kind
         # The front-end's own per-launch bookkeeping (its frameworks' objects, registers, ...);
         # the machine's state has attributes of its own.
         self.shared: dict = {}
+        # How many cores of each kind read each line one of them fills from HBM (L2Cache.
+        # sharing), measured by the launch's first pass: their fills are one HBM stream, not
+        # one each (sim/cost.py). Empty (1 for every kind) in the first pass.
+        self.hbm_sharing: dict[str, float] = {}
+        # Whether the front-end's console output is shown (not in the timing pass, which
+        # runs the kernel a second time).
+        self.quiet = False
+        self.findings = FindingLog(strict=options.strict)
+        self._begin(options.checks, options.observers)
+
+    def _begin(self, checks: bool, observer_factories) -> None:
+        """The state one pass of the launch builds up from nothing."""
+        self.cores: list[Core] = []
         self.l2_cache: L2Cache | None = None  # made on the first GM transfer (see l2)
         # Cores of each kind in the wave running now: they share the chip's HBM bandwidth
-        # (sim/cost.py).
+        # (sim/cost.py), and the id of the wave's first core (L2Cache.sharing).
         self.wave_cores: dict[str, int] = {}
+        self.wave_first_core = 0
         # Cycles each core (by id) has spent streaming bytes from HBM (its duty, sim/cost.py).
         self.hbm_cycles: dict[int, float] = {}
         # Cycle until which each core's share of HBM is taken by its earlier transfers: a
@@ -197,11 +215,18 @@ class Launch:
         # dst pipe, t_wait, loc), times in cycles. See :meth:`record_cross_edge`.
         self.cross_edges: list[tuple] = []
         # Built last: an observer may read any of the above from the launch it is given.
-        self.observers: list = [KernelChecks(self)] if options.checks else []
-        for factory in options.observers:
+        self.observers: list = [KernelChecks(self)] if checks else []
+        for factory in observer_factories:
             observer = factory(self)
             if observer is not None:
                 self.observers.append(observer)
+
+    def say(self, text: str) -> None:
+        """Show a kernel's console output (its printf, dumps): the front-ends' debug calls
+        print through here, so that the launch's timing pass does not print it again."""
+        if not self.quiet:
+            sys.stdout.write(text)
+            sys.stdout.flush()
 
     def record_cross_edge(self, src_core, src_pipe: str, t_set: float, dst_core, dst_pipe: str,
                           t_wait: float, loc=None) -> None:
@@ -225,6 +250,7 @@ class Launch:
                     return carry.prior(keys.get(bid), n_lines)
             self.l2_cache = L2Cache(self.soc.l2_bytes, lambda bid: buffers[bid].capacity,
                                     prior)
+            self.l2_cache.wave_first = self.wave_first_core
         return self.l2_cache
 
     def ssbuf(self, core, loc):
@@ -267,9 +293,66 @@ class Launch:
         per_kind = {"AIV_ONLY": soc.aiv_count, "AIC_ONLY": soc.aic_count, "MIX": soc.aic_count}
         return per_kind[self.kind]
 
-    def run(self, body: Callable[[Core], None]) -> KernelReport:
+    def run(self, body: Callable[[Core], None],
+            reset: Callable[[], None] | None = None) -> KernelReport:
+        """Run ``body(core)`` on every core and return the report.
+
+        A wave whose cores read the same GM lines (L2Cache.sharing above
+        :data:`SHARING_RETIME`) shares those lines' HBM fills, which the first pass, running
+        the cores one after another, charges to whichever core came first: the launch is then
+        timed again from the same inputs with the measured sharing (sim/cost.py), without
+        values, checks or observers (a timing-only pass). The results, findings and console
+        output are the first pass's; the times, profile and timelines the second's.
+        ``reset()``: the front-end's own state, outside ``shared``, back to the start.
+        """
         with launch_threads():  # see ascsim.sim.threads for why
-            return self._run(body)
+            gm = self.memory.checkpoint()
+            preset = dict(self.shared)
+            report = self._run(body)
+            sharing = self._measured_sharing()
+            if not sharing:
+                return report
+            return self._retime(body, reset, gm, preset, sharing, report)
+
+    def _measured_sharing(self) -> dict[str, float]:
+        """Per core kind, how many of the kind's cores of a wave read each line one of them
+        filled (L2Cache.sharing), where that is more than :data:`SHARING_RETIME` and the
+        kind ran more than one core at a time; empty when no kind qualifies."""
+        cache = self.l2_cache
+        if cache is None:
+            return {}
+        per_wave = self.blocks_per_wave()
+        measured = {}
+        for kind in ("AIC", "AIV"):
+            ids = [core.core_id for core in self.cores if core.kind == kind]
+            if min(len(ids), per_wave) < 2:
+                continue
+            shared_by = cache.sharing(ids)
+            if shared_by > SHARING_RETIME:
+                measured[kind] = shared_by
+        return measured
+
+    def _retime(self, body, reset, gm, preset: dict, sharing: dict,
+                first: KernelReport) -> KernelReport:
+        """The timing pass of :meth:`run`."""
+        findings, values = self.findings, self.values
+        self.release()  # the first pass's records and observers go now
+        gm.rewind()
+        if reset is not None:
+            reset()
+        self.shared = dict(preset)
+        self.hbm_sharing = sharing
+        self.values, self.quiet = False, True
+        self.findings = FindingLog(strict=False)
+        self._begin(checks=False, observer_factories=())
+        try:
+            report = self._run(body)
+        finally:
+            gm.keep_results()
+            self.findings, self.values, self.quiet = findings, values, False
+        report.findings = first.findings
+        report.values_computed = first.values_computed
+        return report
 
     def _run(self, body: Callable[[Core], None]) -> KernelReport:
         cfg = self.config
@@ -290,6 +373,9 @@ class Launch:
                     wave_cores.append(core)
                     self.cores.append(core)
             self.wave_cores = {}
+            self.wave_first_core = wave_cores[0].core_id
+            if self.l2_cache is not None:
+                self.l2_cache.wave_first = self.wave_first_core
             self.wave_l2_lines = self.l2_cache.inserted if self.l2_cache is not None else 0
             for core in wave_cores:
                 self.wave_cores[core.kind] = self.wave_cores.get(core.kind, 0) + 1

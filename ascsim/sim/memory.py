@@ -160,10 +160,51 @@ class DeviceMemory:
         raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
         return self.alloc(raw.size, name, initial=raw)
 
+    def checkpoint(self) -> GmCheckpoint:
+        """What GM holds now, to run a launch again from the same inputs (see
+        :class:`GmCheckpoint`)."""
+        return GmCheckpoint(self)
+
     def release(self) -> None:
         """Hand every allocation's bytes back (see :meth:`GmBuffer.release`)."""
         for buf in self.buffers:
             buf.release()
+
+
+class GmCheckpoint:
+    """GM as it was before a launch ran, so that the launch can run a second time from the
+    same inputs while the first run's results are kept (``Launch.run``'s timing pass).
+
+    Nothing is copied for an allocation no one has touched yet (its bytes are still the host's,
+    made on first use); one that was touched is copied.
+    """
+
+    def __init__(self, memory: DeviceMemory):
+        self.memory = memory
+        self.count = len(memory.buffers)
+        self.address = memory._next_address
+        self.saved = [(buf, buf._initial, None if buf._data is None else buf._data.copy())
+                      for buf in memory.buffers]
+        self.results: list | None = None
+
+    def rewind(self) -> None:
+        """Put GM back as it was at the checkpoint, keeping what the run since wrote aside
+        (:meth:`keep_results` brings it back); allocations made since are dropped."""
+        memory = self.memory
+        self.results = [(buf, buf._data, buf._initial) for buf, _, _ in self.saved]
+        for buf, initial, data in self.saved:
+            buf._initial = initial
+            buf._data = None if data is None else data.copy()
+        for buf in memory.buffers[self.count:]:
+            memory.host_keys.pop(buf.id, None)
+        del memory.buffers[self.count:]
+        memory._next_address = self.address
+
+    def keep_results(self) -> None:
+        """Bring back what the run before :meth:`rewind` wrote: the launch's results are that
+        run's (the run since, if any, only timed)."""
+        for buf, data, initial in self.results or ():
+            buf._data, buf._initial = data, initial
 
 
 class LocalMemory:

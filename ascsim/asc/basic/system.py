@@ -115,7 +115,8 @@ def dump_acc_chk_point(tensor, index, count_off, dump_size) -> None:
                           "negative", loc)
     values = tensor.elements(start, n, loc)
     _issue()
-    print(f"[block {current_core().block_idx}] check point {int(index)} @{start}: {values}")
+    core = current_core()
+    core.launch.say(f"[block {core.block_idx}] check point {int(index)} @{start}: {values}\n")
 
 
 __all__ = ["data_cache_clean_and_invalid", "data_cache_preload", "dump_acc_chk_point",

@@ -57,18 +57,20 @@ def printf(fmt: str, *params) -> None:
         text = text % tuple(params) if params else text
     except TypeError:
         text = text + " " + " ".join(str(p) for p in params)
-    print(f"[block {current_core().block_idx}] {text}", end="" if text.endswith("\n") else "\n")
+    core = current_core()
+    core.launch.say(f"[block {core.block_idx}] {text}" + ("" if text.endswith("\n") else "\n"))
 
 
 def dump_tensor(tensor, desc: int = 0, dump_size: int | None = None, shape_info=None) -> None:
     n = tensor.get_size() if dump_size is None else int(dump_size)
     values = tensor.elements(0, n, user_location())
-    print(f"[block {current_core().block_idx}] dump {desc}: {values}")
+    core = current_core()
+    core.launch.say(f"[block {core.block_idx}] dump {desc}: {values}\n")
 
 
 def print_time_stamp(desc: int = 0) -> None:
     core = current_core()
-    print(f"[block {core.block_idx}] time stamp {desc}: {core.scalar:.0f} cycles")
+    core.launch.say(f"[block {core.block_idx}] time stamp {desc}: {core.scalar:.0f} cycles\n")
 
 
 def set_sys_workspace(workspace) -> None:

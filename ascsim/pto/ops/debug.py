@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import linecache
 import re
-import sys
 
 import numpy as np
 
@@ -69,8 +68,7 @@ def printf(fmt, *args, loc=False) -> None:
     core.execute(ScalarOps(1 + len(args), where))
     if loc:
         text = f"[{where[0]}:{where[1]}] {text}"
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    core.launch.say(text)
 
 
 def pto_assert(cond, fmt=None, *args, loc=False) -> None:
@@ -88,7 +86,7 @@ def pto_assert(cond, fmt=None, *args, loc=False) -> None:
     text = f"Assertion failed: {match.group(1) if match else source}"
     if fmt is not None:
         text += " " + format_device(fmt, args, where)
-    sys.stdout.write(text + "\n")
+    core.launch.say(text + "\n")
     core.launch.findings.report("assert", text, where, core=core.core_id)
 
 
@@ -215,8 +213,7 @@ def dump_data(data, offsets=None, shapes=None, *, workspace=None, loc=False, fla
     lines.append(head)
     lines.extend(["  (values not computed: timing-only run)"] if values is None
                  else _format(values))
-    sys.stdout.write("\n".join(lines) + "\n")
-    sys.stdout.flush()
+    core.launch.say("\n".join(lines) + "\n")
 
 
 OPS = {"printf": printf, "pto_assert": pto_assert, "dump_data": dump_data, "trap": trap}
