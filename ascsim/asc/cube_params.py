@@ -159,6 +159,10 @@ class MmadParams:
         return not self.cmatrix_init_val
 
 
+#: FixPipe's dual-destination modes: ``dual_dst_ctl`` -> the axis split over the two AIVs.
+DUAL_DST_SPLITS = {0: None, 1: "M", 2: "N"}
+
+
 @dataclass(frozen=True)
 class FixpipeParamsV220:
     """FixPipe L0C -> GM/L1/UB: an ``m_size`` x ``n_size`` block of the NZ matrix in L0C.
@@ -169,6 +173,12 @@ class FixpipeParamsV220:
     destination fractal rows (one 32-byte block for fp16 output). ``nd_num`` blocks are moved,
     ``src_nd_stride`` 1 KB fractals and ``dst_nd_stride`` elements apart. ``quant_pre``
     converts fp32 -> fp16/bf16; ``relu_en`` applies ReLU first.
+
+    L0C -> UB (3510): ``sub_block_id`` picks which AIV of the group receives the block, or
+    ``dual_dst_ctl`` (Ascend C's ``dualDstCtl`` of the 3510's fixpipe parameters) splits it over
+    both, to the same UB address in each: 1 splits M (``m_size`` even; AIV 0 the first half of
+    the rows, AIV 1 the second), 2 splits N (``n_size`` a multiple of 32; halves of the
+    columns). 0 (the default) writes one destination.
     """
 
     n_size: int
@@ -184,6 +194,7 @@ class FixpipeParamsV220:
     unit_flag: int = 0
     is_channel_split: bool = False
     sub_block_id: int = 0  # L0C->UB (3510): which AIV of the group receives the block
+    dual_dst_ctl: int = 0  # L0C->UB (3510): 1 / 2 split the block over both AIVs by M / N
 
     def __post_init__(self):
         coerce_fields(self)
@@ -191,6 +202,12 @@ class FixpipeParamsV220:
         if self.sub_block_id not in (0, 1):
             raise ValueError(f"FixpipeParamsV220 sub_block_id is 0 or 1 (the group's two "
                              f"AIVs), got {self.sub_block_id}")
+        if self.dual_dst_ctl not in DUAL_DST_SPLITS:
+            raise ValueError(f"FixpipeParamsV220 dual_dst_ctl is 0 (one destination), 1 (split "
+                             f"M) or 2 (split N), got {self.dual_dst_ctl}")
+        if self.dual_dst_ctl and self.sub_block_id:
+            raise ValueError("FixpipeParamsV220: dual_dst_ctl writes both AIVs; sub_block_id "
+                             f"{self.sub_block_id} picks one -- set one of the two")
         _check_ranges(self, {"n_size": U16, "m_size": U16, "src_stride": U16,
                              "dst_stride": U32, "nd_num": U16, "src_nd_stride": U16,
                              "dst_nd_stride": U16, "unit_flag": U8})

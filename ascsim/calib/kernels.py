@@ -75,8 +75,10 @@ def _matmul_basic(mnk, base, single, step_ka: int, step_kb: int, rounds: int = 1
                                          step_kb, rounds)
 
 
-def _catlass_matmul(mnk, l1_tile=(256, 256, 128), l0_k: int = 64, scheduler: str = "swizzle"):
-    return catlass_matmul.run_catlass_matmul(tuple(mnk), tuple(l1_tile), l0_k, scheduler)
+def _catlass_matmul(mnk, l1_tile=(256, 256, 128), l0_k: int = 64, scheduler: str = "swizzle",
+                    epilogue: str = "fixpipe"):
+    return catlass_matmul.run_catlass_matmul(tuple(mnk), tuple(l1_tile), l0_k, scheduler,
+                                             epilogue)
 
 
 def _catlass_quant_matmul(mnk, variant: str, l1_tile=catlass_quant_matmul.L1_TILE,
@@ -157,7 +159,8 @@ KERNELS = {k.name: k for k in (
                       "pipeline: Load3D / LoadData2DV2, L1 and L0 ping-pong)"),
     CalibrationKernel("catlass_matmul", _catlass_matmul,
                       "CATLASS basic matmul on the 950 (L1 / L0 tiles, swizzle or ASWT block "
-                      "scheduler, FixPipe L0C->GM)"),
+                      "scheduler, FixPipe L0C->GM or, epilogue ub_dual, matmul_fixpipe_opti's "
+                      "L0C->UB dual destination and DataCopyPad)"),
     CalibrationKernel("catlass_quant_matmul", _catlass_quant_matmul,
                       "CATLASS 12_quant_matmul / 44_quant_matmul_full_loadA_tla on the 910B1 "
                       "(int8 cube, int32 blocks through a GM workspace to the AIVs' per-channel "

@@ -30,7 +30,10 @@ split) each round covers ``ceil(M / (single_m * R))`` region rows, so that one r
 and all of B stay in L2, and core ``b`` takes (``b % per_round + round * per_round``,
 ``b // per_round``) in every round. Inside a region the base blocks are walked M fastest, and
 for each block the whole K extent. Region and base-block tails in M and N are handled (16-row
-and 16-column alignment in L0); K must be whole chunks of both operands.
+and 16-column alignment in L0). The published sample's K is whole chunks of both operands
+(:func:`plan` insists); with ``k_tail`` (CATLASS's kernels) the last chunk and its last L0 slice
+are shorter: the chunk copies only the K columns left, the slice loads them in whole 16-deep
+strips, and the Mmad takes the true K, so the strip's padding columns are never summed.
 """
 
 from __future__ import annotations
@@ -81,9 +84,10 @@ class BasicMatmulPlan:
         return self.m_per_round * self.n_regions
 
 
-def plan(mnk, base, single, step_ka: int, step_kb: int, rounds: int = 1, soc=None
-         ) -> BasicMatmulPlan:
-    """Check the knobs against the problem and the SoC's buffers; returns the plan."""
+def plan(mnk, base, single, step_ka: int, step_kb: int, rounds: int = 1, soc=None,
+         k_tail: bool = False) -> BasicMatmulPlan:
+    """Check the knobs against the problem and the SoC's buffers; returns the plan.
+    ``k_tail``: K need not be whole chunks (the last chunk and slice are shorter)."""
     m, n, k = (int(v) for v in mnk)
     bm, bn, bk = (int(v) for v in base)
     sm, sn = (int(v) for v in single)
@@ -94,7 +98,7 @@ def plan(mnk, base, single, step_ka: int, step_kb: int, rounds: int = 1, soc=Non
                          f"rounds {rounds})")
     if bm % FRACTAL or bn % FRACTAL or bk % FRACTAL:
         raise ValueError(f"basic matmul: base {list(base)} must be whole 16x16 fractals")
-    if k % (bk * step_ka) or k % (bk * step_kb):
+    if not k_tail and (k % (bk * step_ka) or k % (bk * step_kb)):
         raise ValueError(f"basic matmul: K {k} must be whole chunks of {bk * step_ka} (A) and "
                          f"{bk * step_kb} (B) elements")
     a1, b1 = bm * bk * step_ka * HALF, bn * bk * step_kb * HALF
@@ -121,49 +125,124 @@ def plan(mnk, base, single, step_ka: int, step_kb: int, rounds: int = 1, soc=Non
                            n_regions, m_per_round)
 
 
+def k_piece(index: int, k: int, piece_k: int) -> int:
+    """K extent of piece ``index`` when K is cut into pieces of ``piece_k``: ``piece_k``, or
+    what is left of K for the last piece (the K tail)."""
+    return min(piece_k, k - index * piece_k)
+
+
 @asc.jit
 def copy_in(l1_buf, gm, rows, first_row, chunk: int, k: int, chunk_k: int, frame: int):
-    """One chunk of an operand: ``rows`` rows from ``first_row``, K columns from chunk ``chunk``,
-    ND -> NZ into ``l1_buf`` with 16-column strips ``frame`` rows tall."""
+    """One chunk of an operand: ``rows`` rows from ``first_row``, K columns from chunk ``chunk``
+    (fewer for a K tail), ND -> NZ into ``l1_buf`` with 16-column strips ``frame`` rows tall.
+    A tail's last strip is only partly written: the Mmad reads no K column beyond its ``k``."""
     asc.data_copy(l1_buf, gm[first_row * k + chunk * chunk_k:],
-                  asc.Nd2NzParams(1, rows, chunk_k, 0, k, frame, 1, 0))
+                  asc.Nd2NzParams(1, rows, k_piece(chunk, k, chunk_k), 0, k, frame, 1, 0))
 
 
 @asc.jit
-def load_slice_v2(l0, src, rows_align, base_rows: int, base_k: int):
+def load_slice_v2(l0, src, rows_align, base_rows: int, k_len: int):
     """One LoadData2DV2 (the 950's form) of a base slice -- ``rows_align`` rows of NZ strips
-    ``base_rows`` tall, ``base_k`` deep -- into L0A or L0B."""
+    ``base_rows`` tall, ``k_len`` deep (whole 16-column strips) -- into L0A or L0B."""
     asc.load_data(l0, src, asc.LoadData2DParamsV2(
         m_start_position=0, k_start_position=0, m_step=rows_align // FRACTAL,
-        k_step=base_k // FRACTAL, src_stride=base_rows // FRACTAL,
+        k_step=_ceil_div(k_len, FRACTAL), src_stride=base_rows // FRACTAL,
         dst_stride=rows_align // FRACTAL))
 
 
 @asc.jit
-def load_a(a_l0, a_l1, slice_in_chunk, m_align, base_m: int, base_k: int,
+def load_a(a_l0, a_l1, slice_in_chunk, m_align, base_m: int, base_k: int, k_len: int,
            v2: asc.ConstExpr[bool]):
-    """A's base slice ``slice_in_chunk`` of a chunk (NZ, ``base_m``-row strips) into L0A."""
+    """A's base slice ``slice_in_chunk`` of a chunk (NZ, ``base_m``-row strips), ``k_len``
+    deep (``base_k`` but for a K tail), into L0A."""
     src = a_l1[slice_in_chunk * base_k * base_m:]
     if v2:
-        load_slice_v2(a_l0, src, m_align, base_m, base_k)
+        load_slice_v2(a_l0, src, m_align, base_m, k_len)
     else:
+        k_align = _ceil_div(k_len, FRACTAL) * FRACTAL
         asc.load_data(a_l0, src, asc.LoadData3DParamsV2(
-            l1_h=1, l1_w=base_m, channel_size=base_k, k_extension=base_k,
+            l1_h=1, l1_w=base_m, channel_size=k_align, k_extension=k_align,
             m_extension=m_align, k_start_pt=0, m_start_pt=0))
 
 
 @asc.jit
-def load_b(b_l0, b_l1, slice_in_chunk, n_align, base_n: int, base_k: int,
+def load_b(b_l0, b_l1, slice_in_chunk, n_align, base_n: int, base_k: int, k_len: int,
            v2: asc.ConstExpr[bool]):
-    """B's base slice (B stored [N, K]: NZ strips of K, ``base_n`` rows each) into L0B."""
+    """B's base slice (B stored [N, K]: NZ strips of K, ``base_n`` rows each), ``k_len`` deep,
+    into L0B."""
     src = b_l1[slice_in_chunk * base_k * base_n:]
     if v2:
-        load_slice_v2(b_l0, src, n_align, base_n, base_k)
+        load_slice_v2(b_l0, src, n_align, base_n, k_len)
     else:
-        for strip in range(base_k // FRACTAL):
+        for strip in range(_ceil_div(k_len, FRACTAL)):
             asc.load_data(b_l0[strip * n_align * FRACTAL:],
                           src[strip * base_n * FRACTAL:],
                           asc.LoadData2DParams(0, n_align // FRACTAL, 1, 0, 0, False, 0))
+
+
+@asc.jit
+def block_product(a_gm, b_gm, a1, b1, l0a, l0b, l0c, row_a, row_b, m_len, n_len, k: int,
+                  base_m: int, base_n: int, base_k: int, step_ka: int, step_kb: int,
+                  a1_elems: int, b1_elems: int, l0_elems: int, l0_slot,
+                  v2: asc.ConstExpr[bool]):
+    """One base block's product into L0C over the whole K extent (a shorter last K slice when
+    K is not whole slices): rows ``row_a ..`` of A, ``row_b ..`` of B. Ends once the last Mmad
+    is done (M -> FIX), the accumulator ready for FixPipe; the caller writes it out and frees
+    it (FIX -> M). Returns the L0 slot the next block starts with."""
+    k_loop = _ceil_div(k, base_k)
+    m_align = _ceil_div(m_len, FRACTAL) * FRACTAL
+    n_align = _ceil_div(n_len, FRACTAL) * FRACTAL
+    # The first chunk of each operand goes to buffer 0.
+    asc.wait_flag(asc.HardEvent.MTE1_MTE2, 0)
+    copy_in(a1, a_gm, m_len, row_a, 0, k, base_k * step_ka, base_m)
+    asc.set_flag(asc.HardEvent.MTE2_MTE1, 0)
+    asc.wait_flag(asc.HardEvent.MTE1_MTE2, 2)
+    copy_in(b1, b_gm, n_len, row_b, 0, k, base_k * step_kb, base_n)
+    asc.set_flag(asc.HardEvent.MTE2_MTE1, 2)
+    next_a, next_b = 1, 1  # the next chunk to fetch
+    for kb in range(k_loop):
+        in_a, in_b = kb % step_ka, kb % step_kb
+        a_buf, b_buf = kb // step_ka % 2, kb // step_kb % 2
+        k_len = k_piece(kb, k, base_k)
+        asc.wait_flag(asc.HardEvent.M_MTE1, l0_slot)
+        if in_a == 0:
+            asc.wait_flag(asc.HardEvent.MTE2_MTE1, a_buf)
+        if in_b == 0:
+            asc.wait_flag(asc.HardEvent.MTE2_MTE1, 2 + b_buf)
+        a_l0 = l0a[l0_slot * l0_elems:]
+        b_l0 = l0b[l0_slot * l0_elems:]
+        load_a(a_l0, a1[a_buf * a1_elems:], in_a, m_align, base_m, base_k, k_len, v2)
+        load_b(b_l0, b1[b_buf * b1_elems:], in_b, n_align, base_n, base_k, k_len, v2)
+        # A chunk is used up after its last slice, or after the K tail's.
+        if in_a == step_ka - 1 or kb == k_loop - 1:
+            asc.set_flag(asc.HardEvent.MTE1_MTE2, a_buf)
+        if in_b == step_kb - 1 or kb == k_loop - 1:
+            asc.set_flag(asc.HardEvent.MTE1_MTE2, 2 + b_buf)
+        asc.set_flag(asc.HardEvent.MTE1_M, l0_slot)
+        asc.wait_flag(asc.HardEvent.MTE1_M, l0_slot)
+        if kb == 0:  # the accumulator is free once the last block was written out
+            asc.wait_flag(asc.HardEvent.FIX_M, 0)
+        asc.mmad(l0c, a_l0, b_l0,
+                 asc.MmadParams(m=m_len, n=n_len, k=k_len, unit_flag=0,
+                                cmatrix_source=False, cmatrix_init_val=kb == 0))
+        asc.set_flag(asc.HardEvent.M_MTE1, l0_slot)
+        l0_slot = 1 - l0_slot
+        # Fetch the next chunks behind the Mmad, B first: it runs out sooner.
+        if (kb == 0 or in_b == step_kb - 1) and next_b * step_kb < k_loop:
+            w = next_b % 2
+            asc.wait_flag(asc.HardEvent.MTE1_MTE2, 2 + w)
+            copy_in(b1[w * b1_elems:], b_gm, n_len, row_b, next_b, k, base_k * step_kb, base_n)
+            asc.set_flag(asc.HardEvent.MTE2_MTE1, 2 + w)
+            next_b += 1
+        if (kb == 0 or in_a == step_ka - 1) and next_a * step_ka < k_loop:
+            w = next_a % 2
+            asc.wait_flag(asc.HardEvent.MTE1_MTE2, w)
+            copy_in(a1[w * a1_elems:], a_gm, m_len, row_a, next_a, k, base_k * step_ka, base_m)
+            asc.set_flag(asc.HardEvent.MTE2_MTE1, w)
+            next_a += 1
+    asc.set_flag(asc.HardEvent.M_FIX, 0)
+    asc.wait_flag(asc.HardEvent.M_FIX, 0)
+    return l0_slot
 
 
 @asc.jit
@@ -173,70 +252,20 @@ def region_blocks(a_gm, b_gm, c_gm, a1, b1, l0a, l0b, l0c, first_m, first_n, row
                   v2: asc.ConstExpr[bool], quant):
     """Every base block of one region (M fastest), the whole K extent each; FixPipe writes
     each block out with ``quant`` (``QuantModes.F322F16``: fp16 C, ``NoQuant``: fp32 C)."""
-    k_loop = k // base_k
     l0_slot = 0
     for nb in range(_ceil_div(cols, base_n)):
         for mb in range(_ceil_div(rows, base_m)):
             m_len = min(base_m, rows - mb * base_m)
             n_len = min(base_n, cols - nb * base_n)
-            m_align = _ceil_div(m_len, FRACTAL) * FRACTAL
-            n_align = _ceil_div(n_len, FRACTAL) * FRACTAL
             row_a = first_m + mb * base_m
             row_b = first_n + nb * base_n
-            # The first chunk of each operand goes to buffer 0.
-            asc.wait_flag(asc.HardEvent.MTE1_MTE2, 0)
-            copy_in(a1, a_gm, m_len, row_a, 0, k, base_k * step_ka, base_m)
-            asc.set_flag(asc.HardEvent.MTE2_MTE1, 0)
-            asc.wait_flag(asc.HardEvent.MTE1_MTE2, 2)
-            copy_in(b1, b_gm, n_len, row_b, 0, k, base_k * step_kb, base_n)
-            asc.set_flag(asc.HardEvent.MTE2_MTE1, 2)
-            next_a, next_b = 1, 1  # the next chunk to fetch
-            for kb in range(k_loop):
-                in_a, in_b = kb % step_ka, kb % step_kb
-                a_buf, b_buf = kb // step_ka % 2, kb // step_kb % 2
-                asc.wait_flag(asc.HardEvent.M_MTE1, l0_slot)
-                if in_a == 0:
-                    asc.wait_flag(asc.HardEvent.MTE2_MTE1, a_buf)
-                if in_b == 0:
-                    asc.wait_flag(asc.HardEvent.MTE2_MTE1, 2 + b_buf)
-                a_l0 = l0a[l0_slot * l0_elems:]
-                b_l0 = l0b[l0_slot * l0_elems:]
-                load_a(a_l0, a1[a_buf * a1_elems:], in_a, m_align, base_m, base_k, v2)
-                load_b(b_l0, b1[b_buf * b1_elems:], in_b, n_align, base_n, base_k, v2)
-                if in_a == step_ka - 1:
-                    asc.set_flag(asc.HardEvent.MTE1_MTE2, a_buf)
-                if in_b == step_kb - 1:
-                    asc.set_flag(asc.HardEvent.MTE1_MTE2, 2 + b_buf)
-                asc.set_flag(asc.HardEvent.MTE1_M, l0_slot)
-                asc.wait_flag(asc.HardEvent.MTE1_M, l0_slot)
-                if kb == 0:  # the accumulator is free once the last block was written out
-                    asc.wait_flag(asc.HardEvent.FIX_M, 0)
-                asc.mmad(l0c, a_l0, b_l0,
-                         asc.MmadParams(m=m_len, n=n_len, k=base_k, unit_flag=0,
-                                        cmatrix_source=False, cmatrix_init_val=kb == 0))
-                asc.set_flag(asc.HardEvent.M_MTE1, l0_slot)
-                l0_slot = 1 - l0_slot
-                # Fetch the next chunks behind the Mmad, B first: it runs out sooner.
-                if (kb == 0 or in_b == step_kb - 1) and next_b * step_kb < k_loop:
-                    w = next_b % 2
-                    asc.wait_flag(asc.HardEvent.MTE1_MTE2, 2 + w)
-                    copy_in(b1[w * b1_elems:], b_gm, n_len, row_b, next_b, k,
-                            base_k * step_kb, base_n)
-                    asc.set_flag(asc.HardEvent.MTE2_MTE1, 2 + w)
-                    next_b += 1
-                if (kb == 0 or in_a == step_ka - 1) and next_a * step_ka < k_loop:
-                    w = next_a % 2
-                    asc.wait_flag(asc.HardEvent.MTE1_MTE2, w)
-                    copy_in(a1[w * a1_elems:], a_gm, m_len, row_a, next_a, k,
-                            base_k * step_ka, base_m)
-                    asc.set_flag(asc.HardEvent.MTE2_MTE1, w)
-                    next_a += 1
-            asc.set_flag(asc.HardEvent.M_FIX, 0)
-            asc.wait_flag(asc.HardEvent.M_FIX, 0)
+            l0_slot = block_product(a_gm, b_gm, a1, b1, l0a, l0b, l0c, row_a, row_b, m_len,
+                                    n_len, k, base_m, base_n, base_k, step_ka, step_kb,
+                                    a1_elems, b1_elems, l0_elems, l0_slot, v2)
             asc.fixpipe(c_gm[row_a * n_out + row_b:], l0c,
-                        asc.FixpipeParamsV220(n_size=n_len, m_size=m_len, src_stride=m_align,
-                                              dst_stride=n_out,
-                                              quant_pre=quant),
+                        asc.FixpipeParamsV220(n_size=n_len, m_size=m_len,
+                                              src_stride=_ceil_div(m_len, FRACTAL) * FRACTAL,
+                                              dst_stride=n_out, quant_pre=quant),
                         asc.FixpipeConfig.cfg_row_major())
             asc.set_flag(asc.HardEvent.FIX_M, 0)
 

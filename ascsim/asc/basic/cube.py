@@ -15,6 +15,7 @@ from ascsim.asc.basic import data_copy as _dc
 from ascsim.asc.basic.core_config import hf32_rounding
 from ascsim.asc.context import current_core, user_location
 from ascsim.asc.cube_params import (
+    DUAL_DST_SPLITS,
     FixpipeConfig,
     FixpipeParamsV220,
     LoadData2DParams,
@@ -249,12 +250,42 @@ def fixpipe(dst, src, *args, **kwargs) -> None:
     if not row_major and p.n_size % c0:
         raise KernelError(f"fixpipe: an NZ destination needs n_size a multiple of {c0}, "
                           f"got {p.n_size}", loc)
-    current_core().execute(FixPipe(
-        dst.region(), p.m_size, p.n_size, loc, src=src.region(), nd_num=p.nd_num,
-        src_nd_stride=p.src_nd_stride, src_stride=p.src_stride, dst_nd_stride=p.dst_nd_stride,
-        dst_stride=p.dst_stride, layout="ND" if row_major else "NZ", c0=c0,
-        relu=bool(p.relu_en), convert=bool(quant), sub_block=p.sub_block_id,
-        unit_flag=unit_flag_phase(p.unit_flag, "fixpipe", loc)))
+    unit = unit_flag_phase(p.unit_flag, "fixpipe", loc)
+    for sub_block, at, m, n in _destinations(dst, p, loc):
+        current_core().execute(FixPipe(
+            dst.region(), m, n, loc, src=src[at:].region() if at else src.region(),
+            nd_num=p.nd_num, src_nd_stride=p.src_nd_stride, src_stride=p.src_stride,
+            dst_nd_stride=p.dst_nd_stride, dst_stride=p.dst_stride,
+            layout="ND" if row_major else "NZ", c0=c0, relu=bool(p.relu_en),
+            convert=bool(quant), sub_block=sub_block, unit_flag=unit))
+
+
+def _destinations(dst, p: FixpipeParamsV220, loc) -> list[tuple[int, int, int, int]]:
+    """``(sub-block, first L0C element, rows, columns)`` of each part a fixpipe writes: the
+    whole block to ``sub_block_id``, or with ``dual_dst_ctl`` one half to each AIV (the
+    machine moves each half as its own FixPipe record, to the same UB address in each AIV)."""
+    split = DUAL_DST_SPLITS[p.dual_dst_ctl]
+    if split is None:
+        return [(p.sub_block_id, 0, p.m_size, p.n_size)]
+    if _name(dst) != "UB":
+        raise KernelError(f"fixpipe: dual_dst_ctl {p.dual_dst_ctl} splits the block over the "
+                          f"two AIVs' UBs; the destination is in {_name(dst)}", loc)
+    if p.nd_num != 1 or p.unit_flag:
+        raise KernelError("fixpipe: dual_dst_ctl with nd_num > 1 or a unit_flag is not "
+                          "modelled", loc)
+    if split == "M":
+        if p.m_size % 2:
+            raise KernelError(f"fixpipe: dual_dst_ctl 1 (split M) needs an even m_size, got "
+                              f"{p.m_size}", loc)
+        half = p.m_size // 2
+        # NZ in L0C: row r of every 16-column strip starts 16 * r elements into the strip.
+        return [(0, 0, half, p.n_size), (1, half * 16, half, p.n_size)]
+    if p.n_size % 32:
+        raise KernelError(f"fixpipe: dual_dst_ctl 2 (split N) needs n_size a multiple of 32, "
+                          f"got {p.n_size}", loc)
+    half = p.n_size // 2
+    # The second half starts half // 16 strips on, each strip src_stride rows high.
+    return [(0, 0, p.m_size, half), (1, half // 16 * p.src_stride * 16, p.m_size, half)]
 
 
 # The parameter structs are re-exported so ``asc`` gets the whole cube API from this module.
