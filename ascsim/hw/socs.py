@@ -243,6 +243,14 @@ _A5_TIMING = replace(
     # DataCopy GM->UB s4 on 950PR (fit point, device-times.md §A2): 2046 B bursts off 32 B
     # boundaries reach 0.98x of the aligned rate, 2046/(2046+32): the 950 pays one 32 B block.
     gm_misaligned_extra_bytes=32,
+    # [S14] CATLASS 46_ascend950_matmul_fixpipe_opti: "FixPipe writes whose N is not aligned
+    # perform poorly" (the example exists to route them through UB and DataCopyPad). Its
+    # table (device-times.md §D): 2048 x 2038 x 256 takes 19.09 µs against 11.97 aligned, two
+    # 256 x 256 fp32 blocks per core, ~3.5 µs more per block. A misaligned row written by
+    # FixPipe costs 3.5 times its aligned time: fitted on the fit point 2058 x 2038 x 256
+    # (20.20 against 20.69 µs); held out, 2048 x 2038 x 256 18.18 against 19.09 and
+    # 1226 x 1557 x 399 14.78 against 15.06 (docs/cost-model.md).
+    fixpipe_gm_misaligned_row_factor=3.5,
     # The Task Duration head, split as device-times.md breaks it down (cann-samples
     # npu_execution README): per core, the software init on the scalar pipe; per launch, the
     # AI Core scheduler (~150 ns), hardware init (~50 ns) and the ~500 ns from the last core's

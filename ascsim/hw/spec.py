@@ -292,6 +292,10 @@ class TimingParams:
             for UB bank conflicts when they are not modelled explicitly.
         gm_misaligned_extra_bytes: bytes of transfer time a GM burst costs on top of its own
             when its GM start is not 32-byte aligned (the DMA issues one more request).
+        fixpipe_gm_misaligned_row_factor: how many times its own transfer time a row that
+            FixPipe writes from L0C to GM costs when its GM start is not 32-byte aligned (0:
+            ``gm_misaligned_extra_bytes`` instead). FixPipe does not realign rows as the MTE
+            DMA does: every 32-byte sector of such a row is written in two parts.
         pipe_queue_depth: instructions a pipe's issue queue holds before the scalar unit
             stalls.
         ub_bank_groups: UB bank groups a vector instruction's sources are read from, one
@@ -336,6 +340,7 @@ class TimingParams:
     launch_overhead_us: float
     vector_ub_bank_conflict_factor: float = 1.0
     gm_misaligned_extra_bytes: int = 0
+    fixpipe_gm_misaligned_row_factor: float = 0.0
     pipe_queue_depth: int = 32
     ub_bank_groups: int = 0
     ub_bank_row_bytes: int = 32

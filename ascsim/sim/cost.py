@@ -82,7 +82,8 @@ class PathCost:
     one side is GM) and the timing constants of GM transfers."""
 
     __slots__ = ("path", "pipe", "startup", "rate", "burst_gap", "row_floor", "reads_gm",
-                 "touches_gm", "reads_ub", "writes_ub", "misaligned_extra", "l2_hit_latency",
+                 "touches_gm", "reads_ub", "writes_ub", "misaligned_extra", "misaligned_row_factor",
+                 "l2_hit_latency",
                  "read_latency", "write_latency")
 
     def __init__(self, soc: SocSpec, core_kind: str, path: str):
@@ -102,6 +103,8 @@ class PathCost:
         self.row_floor = getattr(timing, ROW_FLOOR_FIELD[path]) if path in ROW_FLOOR_FIELD \
             else 0.0
         self.misaligned_extra = timing.gm_misaligned_extra_bytes
+        self.misaligned_row_factor = (timing.fixpipe_gm_misaligned_row_factor
+                                      if path == "L0C->GM" else 0.0)
         self.l2_hit_latency = timing.l2_hit_latency_cycles
         self.read_latency = timing.gm_read_latency_cycles
         self.write_latency = timing.gm_write_latency_cycles
@@ -195,7 +198,13 @@ class CostTable:
     def _gm_transfer(self, core, cost: PathCost, nbytes: int, bursts: int, fixed: float, gm,
                      start: float):
         """:meth:`transfer` of a path that reads or writes GM, before any row floor."""
-        slow = 1.0 + _misaligned_bursts(gm) * cost.misaligned_extra / max(1, nbytes)
+        misaligned = _misaligned_bursts(gm)
+        if not misaligned:
+            slow = 1.0
+        elif cost.misaligned_row_factor:
+            slow = 1.0 + misaligned / bursts * (cost.misaligned_row_factor - 1.0)
+        else:
+            slow = 1.0 + misaligned * cost.misaligned_extra / max(1, nbytes)
         cache = core.launch.l2
         if cost.reads_gm:
             if gm is None:
