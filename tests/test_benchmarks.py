@@ -155,7 +155,7 @@ def test_catlass_quant_published_rates_measures_the_models_own_head():
 
 
 @pytest.mark.slow
-def test_catlass_quant_published_rates_prints_the_four_columns(capsys):
+def test_catlass_quant_published_rates_prints_the_five_columns(capsys):
     assert _load("catlass_quant_published_rates").main(["--match", "512x4096x1024-44"]) == 0
     lines = capsys.readouterr().out.splitlines()
     cells = [c.split() for c in lines[1].split("|")]
