@@ -128,3 +128,38 @@ def test_catlass_quant_cores_prints_the_last_and_the_median_core(capsys):
     assert [row[0] for row in rows] == ["catlass-qmm-b1-512x4096x1024-44_full_loadA"]
     sim, pub, last, mte2, median = (float(v) for v in rows[0][1:6])
     assert pub == 31.73 and last <= sim and 0 < mte2 <= last and 0 < median <= last
+
+
+def test_catlass_quant_published_rates_builds_the_published_a2_costs():
+    from ascsim.hw import get_soc
+
+    costs = _load("catlass_quant_published_rates").PublishedA2Costs()
+    soc = get_soc("Ascend910B1")  # 1850 MHz
+    capped = costs.with_cap(soc)
+    assert capped.bw.gm_to_l1 == pytest.approx(80e9 / 1.85e9)
+    assert capped.timing == soc.timing and capped.bw.l2_read == soc.bw.l2_read
+    rated = costs.with_rates(soc)
+    assert rated.bw.gm_to_l1 == capped.bw.gm_to_l1
+    assert 256 / rated.timing.gm_to_l1_row_cycles * 1.85 == pytest.approx(60.47)  # GB/s
+    assert costs.mix_head_us(soc, soc.aic_count) == pytest.approx(8.0)
+    assert costs.mix_head_us(soc, soc.aic_count // 2) == pytest.approx(4.5)
+    assert get_soc("Ascend910B1") == soc  # the SoC table is left alone
+
+
+def test_catlass_quant_published_rates_measures_the_models_own_head():
+    from ascsim.hw import get_soc
+
+    soc = get_soc("Ascend910B1")
+    head = _load("catlass_quant_published_rates").empty_mix_us(soc)
+    assert soc.timing.launch_overhead_us < head < 5.0  # the launch cost plus the core start
+
+
+@pytest.mark.slow
+def test_catlass_quant_published_rates_prints_the_five_columns(capsys):
+    assert _load("catlass_quant_published_rates").main(["--match", "512x4096x1024-44"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    cells = [c.split() for c in lines[1].split("|")]
+    assert cells[0] == ["512x4096x1024-44_full_loadA", "31.73"]
+    model, mix, head, cap, rates = (float(c[0]) for c in cells[1:6])
+    assert model < mix < head and model < cap <= rates  # each published cost only adds time
+    assert lines[-2].startswith("median sim/pub: model ")

@@ -519,13 +519,15 @@ def dequant_tile(bufs, ub, ws_gm, scale_gm, token_gm, d_gm, p: asc.ConstExpr, bl
     asc.set_flag(asc.HardEvent.V_MTE2, 3 * ub + 2)
     asc.pipe_barrier(asc.PipeID.PIPE_V)
     # x token[row]: eight rows per repeat (block stride = a row), one block per row of src1.
+    # The product goes back into the fp32 C tile, free since the first Mul read it (the
+    # samples' float-scale epilogues alias their per-token product to that buffer).
     for row in range(0, p.epi_rows, FP32_PER_BLOCK):
-        asc.mul(bufs.mul[row * p.epi_cols:], bufs.mul[row * p.epi_cols:],
+        asc.mul(bufs.c32[row * p.epi_cols:], bufs.mul[row * p.epi_cols:],
                 bufs.token_brcb[row * FP32_PER_BLOCK:], MUL_LANES, row_blocks,
                 asc.BinaryRepeatParams(row_blocks, row_blocks, 1, 1, 1, 0))
     asc.pipe_barrier(asc.PipeID.PIPE_V)
     asc.wait_flag(asc.HardEvent.MTE3_V, ub)
-    asc.cast(bufs.d[ub], bufs.mul, asc.RoundMode.CAST_RINT, count)
+    asc.cast(bufs.d[ub], bufs.c32, asc.RoundMode.CAST_RINT, count)
     asc.set_flag(asc.HardEvent.V_MTE3, ub)
     asc.wait_flag(asc.HardEvent.V_MTE3, ub)
     asc.data_copy_pad(d_gm[(blk.m0 + r0) * p.n + blk.n0 + c0:], bufs.d[ub],
