@@ -52,3 +52,21 @@ def test_the_mte_dma_and_the_910b_fixpipe_keep_the_extra_request_rule():
     misaligned = _busy("Ascend910B1", "AIC", "L0C->GM", 2038 * 4)
     assert misaligned == pytest.approx(
         aligned * (1 + 0.75 * ROWS * b1.timing.gm_misaligned_extra_bytes / (ROWS * ROW_BYTES)))
+
+
+def test_a_narrow_misaligned_read_pays_its_extra_requests_not_a_multiple_of_its_line_fills():
+    # 33 rows of 2 bytes (one column of a bf16 matrix 129 wide): every row but the first
+    # starts off a 32 B boundary, and every row fills a whole 512 B line from HBM. The 32
+    # extra requests cost 32 x 512 B more, not the line fills times (1 + 32 x 512 / 66).
+    soc = get_soc("Ascend910B1")
+    costs = cost_table(soc)
+    route = costs.route("AIC", "GM", "L1")
+
+    def busy(pitch: int) -> float:
+        starts = 256 + np.arange(33, dtype=np.int64) * pitch
+        cycles, _ = costs.transfer(_core("AIC"), route, 66, 33, (0, starts, starts + 2), 0.0)
+        return cycles
+
+    aligned, misaligned = busy(512), busy(514)
+    extra = 32 * soc.timing.gm_misaligned_extra_bytes
+    assert aligned < misaligned < aligned + 2 * extra / min(route.rate, 16)

@@ -212,15 +212,20 @@ class CostTable:
                 latency, hit, hbm = float(cost.read_latency), 0.0, float(nbytes)
             else:
                 latency, hit, hbm = _l2_read(cache, gm, start, cost, core.core_id)
-            cycles = nbytes * hit / cost.rate
+            # Hits stream at the path's rate, the misaligned bursts' extra requests with them.
+            cycles = nbytes * hit / cost.rate * slow
             writeback = _writeback(core, cache)
             if hbm or writeback:
                 from_hbm = self.hbm_cycles(core, cost, start, hbm, writeback)
-                # A misaligned burst's extra request occupies HBM too; the request is in the
-                # memory system from its issue until its data arrive, its latency included.
-                cycles += from_hbm + _book_hbm(core, start, from_hbm * slow,
-                                               from_hbm * slow + (latency if hbm else 0.0))
-            return cycles * slow + fixed, latency
+                # A misaligned burst's extra request occupies HBM too: its bytes on top of what
+                # HBM carries (whole lines; a narrow strided read fills many times its own
+                # bytes, which its extra requests do not multiply). The request is in the
+                # memory system from its issue until its data arrive, its latency included;
+                # waiting for the core's earlier HBM transfers is not slowed by misalignment.
+                on_hbm = from_hbm * (1.0 + (slow - 1.0) * nbytes / (hbm + writeback))
+                cycles += on_hbm + _book_hbm(core, start, on_hbm,
+                                             on_hbm + (latency if hbm else 0.0))
+            return cycles + fixed, latency
         busy = nbytes * slow / cost.rate + fixed
         if gm is not None:
             _l2_write(cache, gm, start + busy)
