@@ -150,8 +150,11 @@ def test_catlass_quant_published_rates_measures_the_models_own_head():
     from ascsim.hw import get_soc
 
     soc = get_soc("Ascend910B1")
-    head = _load("catlass_quant_published_rates").empty_mix_us(soc)
+    rates = _load("catlass_quant_published_rates")
+    head = rates.empty_mix_us(rates.without_mix_head(soc))
     assert soc.timing.launch_overhead_us < head < 5.0  # the launch cost plus the core start
+    # With its MIX head, the model's empty full-core MIX launch is the guide's 20.5 µs.
+    assert rates.empty_mix_us(soc) == pytest.approx(20.5, abs=0.01)
 
 
 @pytest.mark.slow
@@ -160,6 +163,6 @@ def test_catlass_quant_published_rates_prints_the_five_columns(capsys):
     lines = capsys.readouterr().out.splitlines()
     cells = [c.split() for c in lines[1].split("|")]
     assert cells[0] == ["512x4096x1024-44_full_loadA", "31.73"]
-    model, mix, head, cap, rates = (float(c[0]) for c in cells[1:6])
-    assert model < mix < head and model < cap <= rates  # each published cost only adds time
-    assert lines[-2].startswith("median sim/pub: model ")
+    bare, mix, model, cap, rates = (float(c[0]) for c in cells[1:6])
+    assert bare < mix < model and bare < cap <= rates  # each published cost only adds time
+    assert lines[-2].startswith("median sim/pub: no head ")

@@ -195,7 +195,7 @@ def test_cube_flops_and_roofline_from_the_mmad_record():
              "L1->L0B": k * n * 2, "L0C->GM": RuntimeInt(m * n * 4)}
     span = 200.0 + cycles
     core = _FakeCore(0, "AIC", {"M": cycles, "MTE2": 90.0, "S": 40.0}, [mmad], moved, span)
-    launch = SimpleNamespace(soc=soc, cores=[core])
+    launch = SimpleNamespace(soc=soc, cores=[core], overhead_us=lambda: 0.86)
     prof = build_profile(launch)
     assert prof.bound == "cube"
     assert prof.cube_flops == 2 * m * n * k

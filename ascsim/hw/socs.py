@@ -195,13 +195,21 @@ _A2A3_TIMING = TimingParams(
     # guess: hardware inter-core sync (ini hardware_sync_betweencore=1 [S7]) crosses the chip
     # fabric; taken as about half a GM round trip.
     cross_core_flag_latency_cycles=150,
-    # [S16] reports ~20 µs "head overhead" for full-core A2 launches, but that is host-side
-    # launch cost: published Task Durations of whole small kernels are 3.5-4.5 µs on 910B4
-    # (calibration.md). Model constant: the device-side fixed cost per launch (block dispatch,
-    # the end-of-kernel drain) not spent in any pipe. Fitted jointly (least squares of the
+    # Model constant: the device-side fixed cost per launch (block dispatch, the end-of-kernel
+    # drain) not spent in any pipe; published Task Durations of whole small AIV kernels are
+    # 3.5-4.5 µs on 910B4 (calibration.md). (A MIX launch pays more: mix_launch_head_us.) Fitted jointly (least squares of the
     # relative error) over the totals of the fit rows of every calibration table
     # (benchmarks/calibration.py --fit: 0.86 µs).
     launch_overhead_us=0.86,
+    # [S16] CATLASS's bottleneck guide: the head overhead of a full-core launch on Atlas A2
+    # (core start, instruction-fetch TLB misses, resource initialisation) is about 20-21 µs,
+    # read off an empty kernel's Task Duration, and it shrinks with fewer cores and a lighter
+    # kernel type. Whole small AIV-only and AIC-only kernels take 3.5-10 µs on 910B4
+    # (calibration.md, the linear points), so the head is the MIX launch's: the published MIX
+    # kernels of the 910B sit 8-23 µs above the model without it (CATLASS's int8 quant matmul
+    # on the 910B1, all ten points; pyasc's fused infer attention on the 910B4, docs/cost-
+    # model.md). 20.5 µs less the model's own empty MIX launch (0.86 µs + 2520 cycles).
+    mix_launch_head_us=18.28,
     # Model constant: scalar work before the first API call of the body (kernel arguments
     # loaded from GM, TPipe/TQue set-up, tiling copy-in). calibration.md: the smallest RMSNorm
     # kernel spends 1.91 µs in Scalar with ~20 API calls. Fitted jointly over the Scalar
@@ -270,6 +278,9 @@ _A5_TIMING = replace(
     #   cases possible: 2 x (0.70 + 0.49) = 2.4 µs < its 3.4 µs (case 5) and 3.8 µs (case 1),
     #   where the former 1.77 µs + 1.53 µs head (6.6 µs for two launches) could not.
     launch_overhead_us=0.70,
+    # No MIX head on the 950: its MIX CATLASS kernels on all 32 AI cores take 6.3-12.6 µs in all
+    # (device-times.md §D, matmul_fixpipe_opti), about what the model gives without one.
+    mix_launch_head_us=0.0,
     # Not the 910B's ND2NZ row floor: the 950PR's §A3 case 2 moves 128 B rows at 2.8 cycles
     # each (3540.6 µs MTE2 for 512 rows per K step), which a 4-cycle floor would overshoot by
     # half. Left without a floor until the 950 calibration sets one.

@@ -288,6 +288,9 @@ class TimingParams:
         cross_core_flag_latency_cycles: same for ``cross_core_set_flag`` between cores.
         launch_overhead_us: fixed device time per kernel launch included in the reported
             device time (µs, not cycles: it is not paced by the AI Core clock).
+        mix_launch_head_us: more device time of a MIX (AIC + AIV) launch on every AI core, on
+            top of ``launch_overhead_us`` (µs): the AIC/AIV group set-up of a MIX launch. A
+            launch on fewer AI cores pays the share of them it uses.
         vector_ub_bank_conflict_factor: multiplier (>= 1) on vector issue time to account
             for UB bank conflicts when they are not modelled explicitly.
         gm_misaligned_extra_bytes: bytes of transfer time a GM burst costs on top of its own
@@ -338,6 +341,7 @@ class TimingParams:
     flag_latency_cycles: int
     cross_core_flag_latency_cycles: int
     launch_overhead_us: float
+    mix_launch_head_us: float = 0.0
     vector_ub_bank_conflict_factor: float = 1.0
     gm_misaligned_extra_bytes: int = 0
     fixpipe_gm_misaligned_row_factor: float = 0.0

@@ -411,9 +411,19 @@ class Launch:
         report.failed = True
         return report
 
+    def overhead_us(self) -> float:
+        """The launch's device time outside its cores' timelines: the per-launch overhead and,
+        for a MIX launch, the share of the full-core MIX head that its AI cores make up."""
+        timing = self.soc.timing
+        overhead = timing.launch_overhead_us
+        if self.kind == "MIX" and timing.mix_launch_head_us:
+            used = min(self.config.block_num, self.soc.aic_count) / self.soc.aic_count
+            overhead += timing.mix_launch_head_us * used
+        return overhead
+
     def _report(self) -> KernelReport:
         soc = self.soc
-        overhead = soc.timing.launch_overhead_us
+        overhead = self.overhead_us()
         core_reports = []
         bytes_moved: dict[str, int] = {}
         end = 0.0

@@ -428,7 +428,7 @@ def build_profile(launch, end_cycles: float = 0.0) -> KernelProfile:
     cores = launch.cores
     span_cycles = max(end_cycles, max((c.end_time() for c in cores), default=0.0))
     span_us = soc.cycles_to_us(span_cycles)
-    overhead = soc.timing.launch_overhead_us
+    overhead = launch.overhead_us()
     pipes = _pipe_stats(soc, cores, span_cycles)
     physical = _physical_cores(cores)
     waves = max((len(group) for group in physical.values()), default=0)
