@@ -197,12 +197,13 @@ _A2A3_TIMING = TimingParams(
     cross_core_flag_latency_cycles=150,
     # Model constant: the device-side fixed cost per launch (block dispatch, the end-of-kernel
     # drain) not spent in any pipe; published Task Durations of whole small AIV kernels are
-    # 3.5-4.5 µs on 910B4 (calibration.md). (A MIX launch pays more: mix_launch_head_us.) Fitted jointly (least squares of the
-    # relative error) over the totals of the fit rows of every calibration table
-    # (benchmarks/calibration.py --fit: 0.86 µs).
+    # 3.5-4.5 µs on 910B4 (calibration.md); a MIX launch pays more (mix_launch_head_us).
+    # Fitted jointly (least squares of the relative error) over the totals of the fit rows of
+    # every calibration table (benchmarks/calibration.py --fit: 0.86 µs).
     launch_overhead_us=0.86,
-    # [S16] CATLASS's bottleneck guide: the head overhead of a full-core launch on Atlas A2
-    # (core start, instruction-fetch TLB misses, resource initialisation) is about 20-21 µs,
+    # CATLASS docs/zh/1_Practice/evaluation/bottleneck_analysis_and_optimization.md: the head
+    # of a full-core launch on Atlas A2 (core start, instruction-fetch TLB misses, resource
+    # initialisation) is about 20-21 µs,
     # read off an empty kernel's Task Duration, and it shrinks with fewer cores and a lighter
     # kernel type. Whole small AIV-only and AIC-only kernels take 3.5-10 µs on 910B4
     # (calibration.md, the linear points), so the head is the MIX launch's: the published MIX
