@@ -258,7 +258,7 @@ _A5_TIMING = replace(
     # 256 x 256 fp32 blocks per core, ~3.5 µs more per block. A misaligned row written by
     # FixPipe costs 3.5 times its aligned time: fitted on the fit point 2058 x 2038 x 256
     # (20.20 against 20.69 µs); held out, 2048 x 2038 x 256 18.18 against 19.09 and
-    # 1226 x 1557 x 399 14.78 against 15.06 (docs/cost-model.md).
+    # 1226 x 1557 x 399 14.69 against 15.06 (docs/cost-model.md).
     fixpipe_gm_misaligned_row_factor=3.5,
     # The Task Duration head, split as device-times.md breaks it down (cann-samples
     # npu_execution README): per core, the software init on the scalar pipe; per launch, the
