@@ -34,9 +34,9 @@ Vector side: the sample runs the online softmax, the OAcc update and the final d
 register-based vector functions (RegBase VF). Here they are the same arithmetic as tensor
 calls (Muls, a halving Max / Add fold over the key rows into a scratch row block, Sub of the
 max row repeated over the rows, Exp, Cast to bf16; Brcb of alpha / l to one block per row and
-one repeat per row of the Mul / Div), so the AIV's cost is the tensor API's, not a VF's -- the points
-report the vector pipe apart for that reason. The scratch fold block and the Brcb block are
-buffers the VF keeps in registers.
+one repeat per row of the Mul / Div), so the AIV's cost is the tensor API's, not a VF's --
+the points report the vector pipe apart for that reason. The scratch fold block and the Brcb
+block are buffers the VF keeps in registers.
 """
 
 from __future__ import annotations
