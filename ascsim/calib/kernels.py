@@ -22,6 +22,7 @@ from ascsim.calib import (
     catlass_quant_matmul,
     conv,
     datacopy,
+    flash_attn,
     matmul,
     matmul_basic,
     tbmm,
@@ -86,6 +87,11 @@ def _catlass_quant_matmul(mnk, variant: str, l1_tile=catlass_quant_matmul.L1_TIL
                           epi_tile=catlass_quant_matmul.EPI_TILE):
     return catlass_quant_matmul.run_catlass_quant_matmul(tuple(mnk), str(variant),
                                                          tuple(l1_tile), l0_k, tuple(epi_tile))
+
+
+def _flash_attn(version: str, seq: int, br: int = flash_attn.BR, bc: int = flash_attn.BC,
+                d: int = flash_attn.HEAD_DIM, cores: int | None = None):
+    return flash_attn.run_flash_attn(str(version), seq, br, bc, d, cores)
 
 
 def _tbmm(bmnk, perm_x1: int, base=(128, 128, 64), k_l1: int = 256, dtype: str = "bfloat16"):
@@ -165,6 +171,9 @@ KERNELS = {k.name: k for k in (
                       "CATLASS 12_quant_matmul / 44_quant_matmul_full_loadA_tla on the 910B1 "
                       "(int8 cube, int32 blocks through a GM workspace to the AIVs' per-channel "
                       "x per-token dequant to bf16)"),
+    CalibrationKernel("flash_attn", _flash_attn,
+                      "cann-samples flash_attn_lite_story v0 (S and dO through GM) / v1 (L0C "
+                      "-> UB) on the 950: serial C1 / V1 / C2 / V2 flash attention, bf16"),
     CalibrationKernel("tbmm", _tbmm,
                       "cann-samples transpose_batch_matmul (TBMM: A's batch/M transpose in "
                       "the GM->L1 stride)"),
