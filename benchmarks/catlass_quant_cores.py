@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import argparse
 import statistics
-from pathlib import Path
 
+from ascsim.calib import catlass_quant_matmul as qmm
 from ascsim.calib.kernels import KERNELS
-from ascsim.calib.points import load_points
 from ascsim.session import SESSION
 
-POINTS = Path(__file__).resolve().parents[1] / "ascsim" / "calib" / "points.yaml"
 L2_PATHS = ("GM->L1", "L0C->GM", "GM->UB", "UB->GM")
 
 
@@ -44,8 +42,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--match", default="", help="only the points whose id contains this")
     args = parser.parse_args(argv)
-    points = [p for p in load_points(POINTS).points
-              if p.id.startswith("catlass-qmm-b1-") and args.match in p.id]
+    points = qmm.published_points(args.match)
     if not points:
         parser.error(f"no catlass-qmm-b1 point matches {args.match!r}")
     print(f"{'point':48} {'sim':>7} {'pub':>7} {'last AIC':>9} {'its MTE2':>9} "

@@ -31,17 +31,14 @@ from __future__ import annotations
 import argparse
 import statistics
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import ascsim.asc as asc
 from ascsim.asc.runtime.config import KernelType
 from ascsim.calib import catlass_quant_matmul as qmm
 from ascsim.calib.kernels import KERNELS
-from ascsim.calib.points import load_points
 from ascsim.hw import get_soc
 from ascsim.session import SESSION
 
-POINTS = Path(__file__).resolve().parents[1] / "ascsim" / "calib" / "points.yaml"
 PIPES = ("M", "MTE1", "MTE2", "FIX")
 COLUMNS = ("no head", "+mix", "model", "cap", "rates")
 
@@ -116,8 +113,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--match", default="", help="only the points whose id contains this")
     args = parser.parse_args(argv)
-    points = [p for p in load_points(POINTS).points
-              if p.id.startswith("catlass-qmm-b1-") and args.match in p.id]
+    points = qmm.published_points(args.match)
     if not points:
         parser.error(f"no catlass-qmm-b1 point matches {args.match!r}")
     costs = PublishedA2Costs()

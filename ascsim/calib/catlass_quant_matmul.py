@@ -49,6 +49,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 import torch
 
@@ -74,6 +75,18 @@ VARIANTS = ("12", "44")
 L1_TILE = (128, 256, 512)
 L0_K = 128
 EPI_TILE = (32, 256)
+
+
+#: The shipped points file, and the prefix of this kernel's published points in it.
+POINTS_FILE = Path(__file__).resolve().parent / "points.yaml"
+POINT_PREFIX = "catlass-qmm-b1-"
+
+
+def published_points(match: str = "") -> list:
+    """The points of :data:`POINTS_FILE` that time this kernel (ids containing ``match``)."""
+    from ascsim.calib.points import load_points
+    return [p for p in load_points(POINTS_FILE).points
+            if p.id.startswith(POINT_PREFIX) and match in p.id]
 
 
 def _ceil_div(a: int, b: int) -> int:
