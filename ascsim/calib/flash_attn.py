@@ -541,7 +541,7 @@ def flash_attn(q, k, v, p: FlashAttnPlan):
     if p.version == "v0":  # the per-task GM slots of S and ΔO
         s_ws = torch.zeros(p.tasks * p.bc * p.br, dtype=torch.float32)
         do_ws = torch.zeros(p.tasks * p.br * p.d, dtype=torch.float32)
-    else:  # S and ΔO go through UB: no slots (placeholders the kernel never touches)
+    else:  # S and ΔO go through UB: one-block slot buffers, never read or written
         s_ws = torch.zeros(F32_PER_BLOCK, dtype=torch.float32)
         do_ws = torch.zeros(F32_PER_BLOCK, dtype=torch.float32)
     report = flash_attn_kernel[p.cores](q, k, v, s_ws, p_ws, do_ws, o, p,
