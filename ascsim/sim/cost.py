@@ -82,9 +82,8 @@ class PathCost:
     one side is GM) and the timing constants of GM transfers."""
 
     __slots__ = ("path", "pipe", "startup", "rate", "burst_gap", "row_floor", "reads_gm",
-                 "touches_gm", "reads_ub", "writes_ub", "misaligned_extra", "misaligned_row_factor",
-                 "l2_hit_latency",
-                 "read_latency", "write_latency")
+                 "touches_gm", "reads_ub", "writes_ub", "misaligned_extra",
+                 "misaligned_row_factor", "l2_hit_latency", "read_latency", "write_latency")
 
     def __init__(self, soc: SocSpec, core_kind: str, path: str):
         timing = soc.timing
