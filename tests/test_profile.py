@@ -27,6 +27,7 @@ from ascsim.sim.profile import (
     vector_peak_bytes_per_s,
 )
 from ascsim.sim.trace import _track, trace_events
+from ascsim.sim.work import CoreWork
 
 SOC = "Ascend910B1"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -173,6 +174,9 @@ class _FakeCore:
         self.kind = kind
         self.busy = {p: busy.get(p, 0.0) for p in PIPES}
         self.instrs = instrs
+        self.work = CoreWork()  # as a Core counts its instructions' work when it places them
+        for instr in instrs:
+            self.work.add(instr)
         self.bytes_moved = moved
         self._end = end
 
