@@ -177,24 +177,18 @@ def start_cube_matmul(a: np.ndarray, b: np.ndarray,
                       initial: np.ndarray | None = None) -> Future:
     """:func:`cube_matmul` on a worker thread: returns at once with a Future of its result.
 
-    The operands are copied here, in the caller's thread, so the result is what
-    ``cube_matmul(a, b, initial)`` returns now, whatever happens to the arrays later; they are
-    widened to fp32 on the worker (exactly, so where does not change a bit), which keeps that
-    conversion off the simulator's own thread. A Matmul starts its region's product when the
-    region begins and takes the values when its first block leaves L0C: the product then runs
-    on another host core while the simulator goes on with the timing, and the products of two
-    regions run side by side. (Each uses one PyTorch thread; the bits do not depend on the
-    thread count.)
+    The operands are copied (and widened) here, in the caller's thread, so the result is
+    what ``cube_matmul(a, b, initial)`` returns now, whatever happens to the arrays later.
+    A Matmul starts its region's product when the region begins and takes the values when
+    its first block leaves L0C: the product then runs on another host core while the
+    simulator goes on with the timing, and the products of two regions run side by side.
+    (Each uses one PyTorch thread; the bits do not depend on the thread count.)
     """
-    private = (np.array(a), np.array(b),
+    a32 = widen_to_fp32(a)
+    b32 = widen_to_fp32(b)
+    private = (a32 if a32 is not a else a32.copy(), b32 if b32 is not b else b32.copy(),
                None if initial is None else np.array(initial, dtype=np.float32))
-    return _workers().submit(_widened_product, *private)
-
-
-def _widened_product(a: np.ndarray, b: np.ndarray, initial: np.ndarray | None) -> np.ndarray:
-    """:func:`_fp32_product` of operands of any input type (a worker's part of
-    :func:`start_cube_matmul`)."""
-    return _fp32_product(widen_to_fp32(a), widen_to_fp32(b), initial)
+    return _workers().submit(_fp32_product, *private)
 
 
 #: Worker threads for :func:`start_cube_matmul`: a MIX kernel's two AIVs start their regions'
