@@ -323,3 +323,19 @@ def test_linear_calibration_quick(capsys):
     out = capsys.readouterr().out
     assert rows and all(r["simulated_us"] > 0 for r in rows)
     assert "error" in out and "[128,512]" in out
+
+
+def test_nd2nz_indices_are_shared_and_read_only():
+    """A cube loop copies the same slab shape over and over: its index arrays are made once."""
+    from ascsim.asc.basic.cube import _nd2nz_indices
+
+    first = _nd2nz_indices(16, 1, 4, 40, 0, 64, 0, 1, 4)
+    assert _nd2nz_indices(16, 1, 4, 40, 0, 64, 0, 1, 4) is first
+    src, dst, rows = first
+    assert not (src.flags.writeable or dst.flags.writeable or rows.flags.writeable)
+    # Row 2 starts at element 128 of the ND source; its third 16-wide piece holds columns
+    # 32..39, then the zero-filled rest of the 32-byte block.
+    assert rows[0, 2, 0, 0] == 128
+    assert list(src[0, 2, 2, 6:10]) == [128 + 38, 128 + 39, -1, -1]
+    # NZ: piece p of row j lands at (p * c0_stride + j) * c0.
+    assert dst[0, 2, 2, 0] == (2 * 4 + 2) * 16

@@ -114,3 +114,16 @@ def test_load_3d_v1_is_not_on_the_simulated_socs(soc):
     with pytest.raises(KernelError, match="has Load3D v2 only"):
         _load_kernel[1](np.zeros(256, np.float16), 256, 256,
                         lambda d, s: asc.load_data(d, s, p), {})
+
+
+def test_load_2d_v2_indices_are_shared_and_read_only():
+    """Each record keeps its indices until the launch ends: equal loads share one pair."""
+    from ascsim.asc.basic.load_forms import _load_2d_v2_indices
+
+    first = _load_2d_v2_indices(256, True, 1, 8, 3, 0, 8, 1)
+    assert _load_2d_v2_indices(256, True, 1, 8, 3, 0, 8, 1) is first
+    src, dst = first
+    assert not src.flags.writeable and not dst.flags.writeable
+    # Strip 3 of a transposed 8-fractal column: fractal (k, 3) of an 8-wide source.
+    assert src[0, 0, 1] == (0 * 8 + 3) * 256 + 16 and dst[0, 0, 1] == 1
+    assert src[7, 0, 0] == (7 * 8 + 3) * 256

@@ -28,7 +28,7 @@ indices, so a vector record carries plain index sets and the machine never sees 
 
 from __future__ import annotations
 
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -165,19 +165,12 @@ MAX_COUNT_MASK = 2**31 - 1
 
 def mask_positions(mask, per_repeat: int, loc) -> np.ndarray:
     """Which of the ``per_repeat`` element positions of a repeat a mask enables: a count of
-    leading positions, or one or two uint64 bit-mask words (bit ``i`` enables position ``i``)."""
+    leading positions, or one or two uint64 bit-mask words (bit ``i`` enables position ``i``).
+    The array is read-only: equal masks share it (see :func:`repeat_indices`)."""
     if isinstance(mask, (list, tuple)):
         if len(mask) not in (1, 2):
             raise KernelError(f"a bit mask is one or two uint64 words, got {len(mask)}", loc)
-        words = [int(w) & (2**64 - 1) for w in mask]
-        bits = np.zeros(per_repeat, dtype=bool)
-        for w, word in enumerate(words):
-            lo = 64 * w
-            if lo >= per_repeat:
-                break
-            n = min(64, per_repeat - lo)
-            bits[lo:lo + n] = ((word >> np.arange(n, dtype=np.uint64)) & 1).astype(bool)
-        return np.flatnonzero(bits)
+        return _word_positions(tuple(int(w) & (2**64 - 1) for w in mask), per_repeat)
     mask = int(mask)
     if not 0 <= mask <= MAX_COUNT_MASK:
         raise KernelError(
@@ -187,7 +180,29 @@ def mask_positions(mask, per_repeat: int, loc) -> np.ndarray:
     # 64 < n < 128 also n - 64 bits of the high word, and any n >= 128 (or n equal to the
     # elements per repeat) sets both words full. A count above the elements per repeat
     # therefore enables the whole repeat; a 32-bit type never reads the high word.
-    return np.arange(min(mask, per_repeat))
+    return _leading_positions(min(mask, per_repeat))
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+@lru_cache(maxsize=256)
+def _leading_positions(n: int) -> np.ndarray:
+    return _frozen(np.arange(n))
+
+
+@lru_cache(maxsize=256)
+def _word_positions(words: tuple[int, ...], per_repeat: int) -> np.ndarray:
+    bits = np.zeros(per_repeat, dtype=bool)
+    for w, word in enumerate(words):
+        lo = 64 * w
+        if lo >= per_repeat:
+            break
+        n = min(64, per_repeat - lo)
+        bits[lo:lo + n] = ((word >> np.arange(n, dtype=np.uint64)) & 1).astype(bool)
+    return _frozen(np.flatnonzero(bits))
 
 
 def repeat_indices(positions: np.ndarray, repeat_times: int, elem_bytes: int, blk_stride: int,
@@ -199,12 +214,24 @@ def repeat_indices(positions: np.ndarray, repeat_times: int, elem_bytes: int, bl
     block ``b`` of repeat ``r`` starts at 32-byte block ``r * rep_stride + b * blk_stride``.
     An operand narrower than the widest one (the fp16 side of an fp32<->fp16 cast) therefore
     fills fewer blocks per repeat, which is why Ascend C uses a repeat stride of 4 for it.
+
+    The array is read-only and shared by every call with the same arguments: an instruction
+    record keeps its index sets until the launch ends, and a kernel's loop issues the same
+    few shapes over and over (a fresh array per record was most of a record's memory).
     """
+    return _repeat_indices(positions.tobytes(), positions.dtype.str, int(repeat_times),
+                           int(elem_bytes), int(blk_stride), int(rep_stride))
+
+
+@lru_cache(maxsize=1024)
+def _repeat_indices(positions: bytes, dtype: str, repeat_times: int, elem_bytes: int,
+                    blk_stride: int, rep_stride: int) -> np.ndarray:
+    positions = np.frombuffer(positions, dtype=dtype)
     per_block = BLOCK_BYTES // elem_bytes
     blocks = positions // per_block
     within = positions % per_block
     base = (np.arange(repeat_times)[:, None] * rep_stride + blocks[None, :] * blk_stride)
-    return (base * per_block + within[None, :]).reshape(-1)
+    return _frozen((base * per_block + within[None, :]).reshape(-1))
 
 
 __all__ = ["BLOCKS_PER_REPEAT", "BLOCK_BYTES", "Bursts", "MAX_REPEAT", "REPEAT_BYTES", "Region",

@@ -9,6 +9,8 @@ for FixPipe) and every data movement is one numpy gather/scatter built from inde
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ascsim.asc.basic import data_copy as _dc
@@ -79,22 +81,35 @@ def nd2nz_copy(dst, src, params: Nd2NzParams, loc) -> None:
                           "GlobalTensor", loc)
     _same_size("data_copy(Nd2NzParams)", dst, src, loc)
     p = params
-    c0 = fractal.c0_of(src.dtype.np_dtype)
-    pieces = -(-p.d_value // c0)
-    i = np.arange(p.nd_num)[:, None, None, None]
-    j = np.arange(p.n_value)[None, :, None, None]
-    piece = np.arange(pieces)[None, None, :, None]
-    col = piece * c0 + np.arange(c0)
-    shape = (p.nd_num, p.n_value, pieces, c0)
-    row_start = i * p.src_nd_matrix_stride + j * p.src_d_value
-    # Rows end mid-piece: the DMA zero-fills the rest of the 32-byte block in L1.
-    src_idx = np.where(col < p.d_value, row_start + col, -1)
-    src_idx = np.broadcast_to(src_idx, shape)
-    dst_idx = np.broadcast_to(i * p.dst_nz_matrix_stride + j * p.dst_nz_n_stride * c0
-                              + piece * p.dst_nz_c0_stride * c0 + np.arange(c0), shape)
+    src_idx, dst_idx, row_start = _nd2nz_indices(
+        fractal.c0_of(src.dtype.np_dtype), p.nd_num, p.n_value, p.d_value,
+        p.src_nd_matrix_stride, p.src_d_value, p.dst_nz_matrix_stride, p.dst_nz_n_stride,
+        p.dst_nz_c0_stride)
     nbytes = int(dst_idx.size) * dst.dtype.sizeof()
     indexed_copy("data_copy_nd2nz", dst, src, src_idx, dst_idx, nbytes, p.nd_num * p.n_value,
                  loc, gm_rows=(row_start, p.d_value))
+
+
+@lru_cache(maxsize=512)
+def _nd2nz_indices(c0: int, nd_num: int, n_value: int, d_value: int, src_nd_stride: int,
+                   src_d_value: int, dst_nz_matrix_stride: int, dst_nz_n_stride: int,
+                   dst_nz_c0_stride: int):
+    """(source, destination) element indices and GM row starts of an ND2NZ copy, as read-only
+    arrays shared by every copy of the same parameters (a cube loop copies the same slab shape
+    over and over)."""
+    pieces = -(-d_value // c0)
+    i = np.arange(nd_num)[:, None, None, None]
+    j = np.arange(n_value)[None, :, None, None]
+    piece = np.arange(pieces)[None, None, :, None]
+    col = piece * c0 + np.arange(c0)
+    shape = (nd_num, n_value, pieces, c0)
+    row_start = i * src_nd_stride + j * src_d_value
+    # Rows end mid-piece: the DMA zero-fills the rest of the 32-byte block in L1.
+    src_idx = np.broadcast_to(np.where(col < d_value, row_start + col, -1), shape)
+    dst_idx = np.broadcast_to(i * dst_nz_matrix_stride + j * dst_nz_n_stride * c0
+                              + piece * dst_nz_c0_stride * c0 + np.arange(c0), shape)
+    row_start.flags.writeable = False
+    return src_idx, dst_idx, row_start
 
 
 _dc.EXTRA_FORMS[Nd2NzParams] = nd2nz_copy

@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -70,18 +71,30 @@ def load_2d_v2(dst, src, p: LoadData2DParamsV2, loc) -> None:
     if p.m_step == 0 or p.k_step == 0:  # a documented NOP
         core.call_overhead()
         return
-    per = FRACTAL_BYTES // size
-    within = np.arange(per)
-    if p.if_transpose:
-        within = within.reshape(16, 16).T.reshape(-1)
-    i = np.arange(p.m_step)[None, :, None]
-    j = np.arange(p.k_step)[:, None, None]
-    src_frac = (p.k_start_position + j) * p.src_stride + p.m_start_position + i
-    dst_frac = j * p.dst_stride + i
-    src_idx = src_frac * per + within
-    dst_idx = np.broadcast_to(dst_frac * per + np.arange(per), src_idx.shape)
+    src_idx, dst_idx = _load_2d_v2_indices(
+        FRACTAL_BYTES // size, bool(p.if_transpose), p.m_step, p.k_step, p.m_start_position,
+        p.k_start_position, p.src_stride, p.dst_stride)
     _cube.indexed_copy("load_data_v2", dst, src, src_idx, dst_idx,
                        p.m_step * p.k_step * FRACTAL_BYTES, p.k_step, loc)
+
+
+@lru_cache(maxsize=1024)
+def _load_2d_v2_indices(per: int, transpose: bool, m_step: int, k_step: int, m_start: int,
+                        k_start: int, src_stride: int, dst_stride: int):
+    """(source, destination) element indices of a LoadData2DV2, as read-only arrays shared by
+    every load of the same parameters: a cube loop issues the same few loads over and over,
+    and each record keeps its indices until the launch ends."""
+    within = np.arange(per)
+    if transpose:
+        within = within.reshape(16, 16).T.reshape(-1)
+    i = np.arange(m_step)[None, :, None]
+    j = np.arange(k_step)[:, None, None]
+    src_frac = (k_start + j) * src_stride + m_start + i
+    dst_frac = j * dst_stride + i
+    src_idx = src_frac * per + within
+    src_idx.flags.writeable = False
+    dst_idx = np.broadcast_to(dst_frac * per + np.arange(per), src_idx.shape)
+    return src_idx, dst_idx
 
 
 @dataclass(frozen=True)
