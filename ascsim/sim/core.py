@@ -172,6 +172,11 @@ class Core:
         return self.place(pipe, op, self.begin(pipe, ready), busy, latency, loc, reads, writes,
                           record)
 
+    def release_memories(self) -> None:
+        """Give the local buffers' bytes back once the launch is over (LocalMemory.release)."""
+        for mem in self.mem.values():
+            mem.release()
+
     def count_bytes(self, path: str, nbytes: int) -> None:
         self.bytes_moved[path] = self.bytes_moved.get(path, 0) + nbytes
 
