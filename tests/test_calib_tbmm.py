@@ -75,3 +75,26 @@ def test_bad_operands_are_refused():
         tbmm.tbmm(a.half(), b.half(), p)
     with pytest.raises(ValueError, match="dtype 'int8'"):
         tbmm.tbmm(a, b, p, "int8")
+
+
+def test_calibration_kernel_instructions_carry_their_own_lines(monkeypatch):
+    """The calibration kernels live in the package but are kernels: their instructions point at
+    their lines (not at "<unknown>", past ascsim's frames)."""
+    import inspect
+
+    import ascsim.sim.launch as launch_module
+
+    seen = []
+    run = launch_module.Launch._run
+
+    def spy(self, body):
+        report = run(self, body)
+        seen.extend(ins.loc for core in self.cores for ins in core.instrs)
+        return report
+
+    monkeypatch.setattr(launch_module.Launch, "_run", spy)
+    with SESSION.using_soc("Ascend950PR_9589"), SESSION.values(False):
+        tbmm.run_tbmm((2, 32, 32, 64), 1, (32, 32, 32), 64, "bfloat16")
+    source = inspect.getsourcefile(tbmm)
+    assert seen and {loc[0] for loc in seen} == {source}
+    assert all(loc[1] > 0 for loc in seen)

@@ -149,6 +149,13 @@ _A5_CUBE = CubeCost(
         "hifloat8": 32,
     },
     startup_cycles=20,  # [S14] pypto cubeStateLatency (A2/A3 model; assumed for 950)
+    # The 950's published Matmul API times (device-times.md §A3) busy the M pipe ~92-99 cycles
+    # per Mmad beyond its MAC blocks when the Mmads wait for their operands one by one (NORM
+    # template: cases 0-3, base 64^3 and 256x256x64 alike) and ~2-21 when they issue back to
+    # back (MDL with deep K steps: cases 5-8, the basic-API Matmul): a pipeline drain that
+    # back-to-back Mmads overlap. Fitted over the M column of the fit points (case 2 NORM,
+    # cases 5 and 7 MDL, the basic-API s2 and the GELU chain's Matmul).
+    drain_cycles=75,
 )
 
 # --- Model constants ----------------------------------------------------------------------

@@ -160,12 +160,18 @@ class CubeCost:
             name ("float16", "bfloat16", "float32", "int8", ...). 16 for fp16 means one
             16x16x16 MAC block per cycle [S3]; fp32 runs at a quarter of that [S10].
         startup_cycles: fixed cycles per Mmad (pypto's ``cubeStateLatency``).
+        drain_cycles: cycles from an Mmad's last MAC block to its result in L0C (the cube
+            pipeline's depth): the Mmad's latency. An Mmad issued while the one before is
+            still draining overlaps its drain, so a run of back-to-back Mmads pays it once,
+            and an Mmad that waits for its operands pays it whole (in the M pipe's busy time,
+            which runs until the result is in L0C, and before whatever reads that result).
         m_step: output rows per fractal (16).
         n_step: output columns per fractal (16).
     """
 
     k_step: Mapping[str, int]
     startup_cycles: int
+    drain_cycles: int = 0
     m_step: int = 16
     n_step: int = 16
 
@@ -175,6 +181,7 @@ class CubeCost:
         _require(len(self.k_step) > 0, owner, "k_step must not be empty")
         _require(all(v > 0 for v in self.k_step.values()), owner, "k_step values must be > 0")
         _require(self.startup_cycles >= 0, owner, "startup_cycles must be >= 0")
+        _require(self.drain_cycles >= 0, owner, "drain_cycles must be >= 0")
         _require(self.m_step > 0 and self.n_step > 0, owner, "m_step and n_step must be > 0")
 
     def mmad_cycles(self, m: int, n: int, k: int, dtype_name: Any) -> int:

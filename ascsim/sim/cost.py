@@ -114,6 +114,8 @@ class CostTable:
 
     def __init__(self, soc: SocSpec):
         self.soc = soc
+        #: An Mmad's latency: its cube pipeline's drain (hw.spec.CubeCost.drain_cycles).
+        self.mmad_drain = soc.cube.drain_cycles
         timing = soc.timing
         self.bank_factor = timing.vector_ub_bank_conflict_factor
         self.step_cycles = timing.vector_step_cycles

@@ -64,7 +64,7 @@ def execute_mmad(core, rec: Mmad):
         if rec.sparse:
             exec_sparse.require_sparse(core, rec.op, loc)
         start = core.begin("M", rec.after)
-        return core.place("M", rec.op, start, busy, 0, loc, (), (), rec)
+        return core.place("M", rec.op, start, busy, core.costs.mmad_drain, loc, (), (), rec)
     if rec.sparse:
         return _execute_sparse(core, rec, busy)
     dst, a, b, bias = rec.dst, rec.a, rec.b, rec.bias
@@ -108,7 +108,8 @@ def execute_mmad(core, rec: Mmad):
     regions = (dst, a, b, bias)
     ready = gates_ready(regions)
     start = core.begin("M", ready if ready > rec.after else rec.after)
-    instr = core.place("M", rec.op, start, busy, 0, loc, tuple(reads), writes, rec)
+    instr = core.place("M", rec.op, start, busy, core.costs.mmad_drain, loc, tuple(reads),
+                       writes, rec)
     gates_done(regions, instr.done)
     if rec.unit_flag is not None:
         unit_flag.done(core, "M", (dst.mem.key, dst.offset), rec.unit_flag, instr.done, loc)
@@ -139,7 +140,8 @@ def _execute_sparse(core, rec: Mmad, busy: float):
         check_accesses(core, [(a, reads[0]), (b, reads[1]), (dst, writes[0])], loc)
     regions = (dst, a, b)
     start = core.begin("M", max(gates_ready(regions), rec.after))
-    instr = core.place("M", rec.op, start, busy, 0, loc, tuple(reads), writes, rec)
+    instr = core.place("M", rec.op, start, busy, core.costs.mmad_drain, loc, tuple(reads),
+                       writes, rec)
     gates_done(regions, instr.done)
     return instr
 

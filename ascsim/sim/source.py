@@ -12,8 +12,9 @@ import sys
 import ascsim
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(ascsim.__file__)) + os.sep
-# Kernels shipped with ascsim (examples, operators) live inside the package but are user code.
-_USER_CODE_DIRS = tuple(_PACKAGE_DIR + d + os.sep for d in ("ops", "examples"))
+# Kernels shipped with ascsim (examples, operators, the calibration kernels) live inside the
+# package but are user code: their instructions carry their own lines.
+_USER_CODE_DIRS = tuple(_PACKAGE_DIR + d + os.sep for d in ("ops", "examples", "calib"))
 
 Location = tuple[str, int]
 _cache: dict[str, bool] = {}
