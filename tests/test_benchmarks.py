@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import sys
 from pathlib import Path
@@ -166,3 +167,17 @@ def test_catlass_quant_published_rates_prints_the_five_columns(capsys):
     bare, mix, model, cap, rates = (float(c[0]) for c in cells[1:6])
     assert bare < mix < model and bare < cap <= rates  # each published cost only adds time
     assert lines[-2].startswith("median sim/pub: no head ")
+
+
+def test_speed_ab_worker_times_every_case(capsys, tmp_path):
+    speed_ab = _load("speed_ab")
+    speed_ab.worker(1)
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert Path(result["ascsim"]) == Path(__file__).resolve().parent.parent
+    for case in speed_ab.CASES:
+        times = result[case]
+        assert set(times) == {"wall", "thread", "process", "reference"}
+        assert all(value > 0 for value in times.values())
+    # Two paths that are not checkouts are refused before anything runs.
+    with pytest.raises(SystemExit):
+        speed_ab.main([str(tmp_path), str(tmp_path), "--rounds", "1"])

@@ -1,6 +1,6 @@
-"""GM allocations of a finished launch go back to a pool for later launches: reused bytes
-must never leak into a new allocation, a view still held keeps its bytes out of the pool, and
-a released buffer refuses further use."""
+"""GM allocations and local buffers of a finished launch go back to a pool for later
+launches: reused bytes must never leak into a new allocation, a view still held keeps its bytes
+out of the pool, and a released buffer refuses further use."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 import torch
 
 import ascsim.asc as asc
-from ascsim.sim.memory import FILL_BYTE, BytePool, DeviceMemory, GmBuffer
+from ascsim.session import SESSION
+from ascsim.sim.memory import FILL_BYTE, POOL, BytePool, DeviceMemory, GmBuffer, LocalMemory
 
 
 def test_pool_hands_back_arrays_of_the_same_size_within_its_limit():
@@ -56,6 +57,36 @@ def test_a_released_buffer_refuses_use():
     buf.release()
     with pytest.raises(RuntimeError, match="released"):
         _ = buf.data
+
+
+def test_a_local_buffer_from_the_pool_starts_filled():
+    first = LocalMemory("UB", 8192, 0)
+    first.data[:] = 3
+    first.typed(np.dtype(np.float32))  # a typed view, dropped with the buffer's release
+    array = first.data
+    del array
+    first.release()
+    with pytest.raises(RuntimeError, match="released"):
+        _ = first.data
+    second = LocalMemory("UB", 8192, 1)
+    assert (second.data == FILL_BYTE).all()
+    # A view still held keeps its bytes out of the pool.
+    kept = second.data[:16]
+    second.release()
+    third = LocalMemory("UB", 8192, 2)
+    third.data[:] = 5
+    assert not np.shares_memory(kept, third.data)
+
+
+def test_a_launch_gives_its_local_buffers_to_the_pool():
+    x, y = torch.rand(256), torch.zeros(256)
+    _double[1](x, y, 256)
+    ub_bytes = SESSION.soc.ub_bytes
+    spare = len(POOL._free.get(ub_bytes, ()))
+    assert spare >= 1  # the launch's UB, given back when it ended
+    _double[1](x, y, 256)
+    assert len(POOL._free.get(ub_bytes, ())) == spare  # taken, then given back again
+    assert torch.equal(y, x * 2)
 
 
 @asc.jit

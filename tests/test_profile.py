@@ -27,6 +27,7 @@ from ascsim.sim.profile import (
     vector_peak_bytes_per_s,
 )
 from ascsim.sim.trace import _track, trace_events
+from ascsim.sim.work import CoreWork, instr_flops, instr_vector_bytes
 
 SOC = "Ascend910B1"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -173,6 +174,9 @@ class _FakeCore:
         self.kind = kind
         self.busy = {p: busy.get(p, 0.0) for p in PIPES}
         self.instrs = instrs
+        self.work = CoreWork()  # as a Core counts its instructions' work when it places them
+        for instr in instrs:
+            self.work.add(instr)
         self.bytes_moved = moved
         self._end = end
 
@@ -340,3 +344,33 @@ def test_scalar_loads_and_stores_keep_the_scalar_unit_busy_until_they_finish():
     timing = get_soc(report.soc).timing
     per_access = timing.scalar_cycles_per_call + timing.scalar_ld_st_cycles
     assert core.pipe_busy_us["S"] >= get_soc(report.soc).cycles_to_us(32 * per_access)
+
+
+def test_running_work_totals_equal_a_walk_of_the_instructions():
+    """A core counts its FLOPs and vector bytes as it places instructions; the profile reads
+    those totals, which must be what walking the launch's records gives."""
+    from ascsim.demo import load_example
+
+    example = load_example("matmul_leakyrelu")
+    with SESSION.using_soc(SOC), SESSION.collect(launches=True) as run:
+        example.run(m=512, n=256)
+    launch, report = run.launches[-1], run.reports[-1]
+    flops: dict[str, float] = {}
+    vector_bytes = 0
+    for core in launch.cores:
+        core_flops: dict[str, float] = {}
+        core_bytes = 0
+        for ins in core.instrs:
+            if ins.pipe == "M":
+                f, dtype = instr_flops(ins)
+                core_flops[dtype] = core_flops.get(dtype, 0.0) + f
+            elif ins.pipe == "V":
+                core_bytes += instr_vector_bytes(ins)
+        assert core.work.flops_by_dtype == core_flops
+        assert core.work.vector_bytes == core_bytes
+        for dtype, f in core_flops.items():
+            flops[dtype] = flops.get(dtype, 0.0) + f
+        vector_bytes += core_bytes
+    assert sum(flops.values()) > 0 and vector_bytes > 0
+    assert report.profile.cube_flops == sum(flops.values())
+    assert report.profile.vector_bytes == vector_bytes

@@ -15,6 +15,7 @@ from ascsim.hw import SocSpec
 from ascsim.sim.cost import cost_table
 from ascsim.sim.memory import LocalMemory
 from ascsim.sim.source import Location
+from ascsim.sim.work import CoreWork
 
 PIPES = ("S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX")
 
@@ -77,6 +78,8 @@ class Core:
         self.flags: dict[tuple[str, int], deque] = {}
         self.mutexes: dict = {}  # buffer token id -> sync.MutexState
         self.instrs: list[Instr] = []
+        # The cube FLOPs and vector bytes of those instructions, for the profile.
+        self.work = CoreWork()
         self.flag_edges: list[tuple] = []  # (src pipe, t_set, dst pipe, t_wait, loc)
         self.bytes_moved: dict[str, int] = {}
         self.timing = soc.timing
@@ -156,6 +159,8 @@ class Core:
             self._busy_end[pipe] = done
         instr = Instr(self.core_id, pipe, op, start, end, done, loc, reads, writes, record)
         self.instrs.append(instr)
+        if pipe == "M" or pipe == "V":
+            self.work.add(instr)
         for observer in self.launch.observers:
             observer.on_instr(self, instr)
         return instr
@@ -166,6 +171,11 @@ class Core:
         its start."""
         return self.place(pipe, op, self.begin(pipe, ready), busy, latency, loc, reads, writes,
                           record)
+
+    def release_memories(self) -> None:
+        """Give the local buffers' bytes back once the launch is over (LocalMemory.release)."""
+        for mem in self.mem.values():
+            mem.release()
 
     def count_bytes(self, path: str, nbytes: int) -> None:
         self.bytes_moved[path] = self.bytes_moved.get(path, 0) + nbytes

@@ -187,6 +187,8 @@ def _cost_only_copy(core, rec: Copy):
     cost = core.costs.path(core.kind, rec.path)
     if cost is None:
         raise KernelError(f"there is no {rec.path} data path on {core.soc.name}", rec.loc)
+    if rec.src is None and rec.dst is None:
+        return _unnamed_copy(core, rec, cost)
     bursts = rec.bursts
     total = bursts.nbytes
     reads = writes = ()
@@ -214,6 +216,20 @@ def _cost_only_copy(core, rec: Copy):
     instr = core.place(cost.pipe, rec.op, start, busy, latency, rec.loc, reads, writes, rec)
     gates_done(regions, instr.done)
     return instr
+
+
+def _unnamed_copy(core, rec: Copy, cost):
+    """A cost-only copy that names neither side (the Matmul API's operand loads, most of its
+    records): :func:`_cost_only_copy` without what needs a region -- no values, no accesses,
+    no gates; its GM bytes for the L2 model are ``rec.gm`` alone (``()`` or None: none)."""
+    bursts = rec.bursts
+    total = bursts.nbytes
+    core.count_bytes(cost.path, total)
+    after = rec.after
+    start = core.begin(cost.pipe, 0.0 if 0.0 > after else after)
+    busy, latency = core.costs.transfer(core, cost, total, rec.runs or bursts.count,
+                                        rec.gm or None, start)
+    return core.place(cost.pipe, rec.op, start, busy, latency, rec.loc, (), (), rec)
 
 
 def execute_indexed_copy(core, rec: IndexedCopy):

@@ -9,6 +9,7 @@ or a layout wrong computes wrong numbers, as it would on the device. Products go
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -44,13 +45,21 @@ BYTE_ENCODERS = {"hifloat8": hifloat8.encode}
 
 
 # ------------------------------------------------------------------------------ mmad
+@lru_cache(maxsize=4096, typed=True)
+def _mmad_busy(costs, m: int, n: int, k: int, dtype: str) -> float:
+    """``costs.mmad(m, n, k, dtype)``, once per cost table and shape: a blocked Matmul issues
+    the same few Mmad shapes for every K step of every block. (Typed: a kernel-side
+    ``RuntimeInt`` divides like C, so it is not the same key as the equal Python int.)"""
+    return costs.mmad(m, n, k, dtype)
+
+
 def execute_mmad(core, rec: Mmad):
     loc = rec.loc
     hf32 = rec.hf32 if rec.dtype == "float32" else None
     # HF32 consumes K twice as fast as fp32: priced as the fp32 Mmad of half the K; a sparse
     # Mmad as the dense product of its K/2.
     half_k = hf32 or rec.sparse
-    busy = core.costs.mmad(rec.m, rec.n, -(-rec.k // 2) if half_k else rec.k, rec.dtype)
+    busy = _mmad_busy(core.costs, rec.m, rec.n, -(-rec.k // 2) if half_k else rec.k, rec.dtype)
     if rec.dst is None:  # cost-only: the values come from a CubeProduct
         if rec.sparse:
             exec_sparse.require_sparse(core, rec.op, loc)

@@ -402,6 +402,7 @@ class Launch:
         for core in self.cores:
             core.instrs = []
             core.flag_edges = []
+            core.release_memories()
         self.cross_edges = []
 
     def partial_report(self) -> KernelReport:

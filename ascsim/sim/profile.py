@@ -16,7 +16,9 @@ over the AI Core time):
 The work of an instruction is read from the instruction record it executed (``Instr.record``,
 :mod:`ascsim.isa.instr`): an :class:`~ascsim.isa.instr.Mmad` did 2·m·n·k FLOPs of its input
 dtype; a copy, fractal load or FixPipe moved its bytes along its path (:func:`instr_transfer`);
-a vector instruction processed the bytes it wrote (its ``writes`` access records).
+a vector instruction processed the bytes it wrote (its ``writes`` access records). A core
+adds up its FLOPs and vector bytes as it places its instructions (:mod:`ascsim.sim.work`), so
+the profile reads two totals per core rather than every instruction of the launch.
 """
 
 from __future__ import annotations
@@ -28,10 +30,12 @@ from types import MappingProxyType
 import numpy as np
 
 from ascsim.hw.spec import PATH_PIPE, dtype_key
-from ascsim.isa.instr import Copy, FixPipe, IndexedCopy, Mmad
-from ascsim.sim.access import nbytes
+from ascsim.isa.instr import Copy, FixPipe, IndexedCopy
 from ascsim.sim.core import PIPES
 from ascsim.sim.report import PIPE_LABELS
+
+# The work of one instruction (re-exported: the profile's definitions).
+from ascsim.sim.work import DEFAULT_CUBE_DTYPE, instr_flops, instr_vector_bytes  # noqa: F401
 
 BOUNDS = ("scalar", "vector", "cube", "memory", "launch")
 
@@ -54,14 +58,15 @@ TIE_ORDER = ("memory", "cube", "vector", "scalar")
 #: Display order of data paths: the table order of :data:`PATH_PIPE` (MTE2, MTE3, MTE1, FixPipe).
 PATH_ORDER = tuple(PATH_PIPE)
 
-DEFAULT_CUBE_DTYPE = "float16"
 # Floating-point slack for "share <= 1" (busy and span are sums of float cycle counts).
 _EPS = 1e-9
 
 
-def _require(ok: bool, message: str) -> None:
+def _require(ok: bool, message: str, *args) -> None:
+    """ValueError(``message.format(*args)``) unless ``ok``: the message is formatted only when
+    it is raised (every launch's report builds these records, so the checks must cost little)."""
     if not ok:
-        raise ValueError(message)
+        raise ValueError(message.format(*args) if args else message)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,12 +90,14 @@ class PipeStat:
     cores: int
 
     def __post_init__(self):
-        _require(self.pipe in PIPES, f"unknown pipe {self.pipe!r}")
+        _require(self.pipe in PIPES, "unknown pipe {!r}", self.pipe)
         _require(0.0 <= self.mean_us <= self.max_us + _EPS,
-                 f"{self.pipe}: need 0 <= mean_us <= max_us, got {self.mean_us}, {self.max_us}")
+                 "{}: need 0 <= mean_us <= max_us, got {}, {}", self.pipe, self.mean_us,
+                 self.max_us)
         for name in ("max_share", "mean_share"):
             value = getattr(self, name)
-            _require(0.0 <= value <= 1.0 + 1e-6, f"{self.pipe}: {name} {value} outside [0, 1]")
+            _require(0.0 <= value <= 1.0 + 1e-6, "{}: {} {} outside [0, 1]", self.pipe, name,
+                     value)
 
     @property
     def label(self) -> str:
@@ -129,7 +136,7 @@ class Roofline:
     gm_peak_bytes_per_s: float
 
     def __post_init__(self):
-        _require(self.unit in ("FLOP", "B"), f"roofline unit must be FLOP or B, got {self.unit}")
+        _require(self.unit in ("FLOP", "B"), "roofline unit must be FLOP or B, got {}", self.unit)
         _require(self.gm_bytes > 0, "a roofline point needs GM traffic")
         _require(self.peak_per_s > 0 and self.gm_peak_bytes_per_s > 0, "roofs must be positive")
         _require(self.work >= 0 and self.achieved_per_s >= 0, "work must be non-negative")
@@ -211,7 +218,7 @@ class KernelProfile:
         object.__setattr__(self, "pipes", tuple(self.pipes))
         object.__setattr__(self, "bytes_by_path", MappingProxyType(
             {str(p): int(n) for p, n in self.bytes_by_path.items()}))
-        _require(self.bound in BOUNDS, f"bound must be one of {BOUNDS}, got {self.bound!r}")
+        _require(self.bound in BOUNDS, "bound must be one of {}, got {!r}", BOUNDS, self.bound)
         _require(tuple(p.pipe for p in self.pipes) == PIPES, "pipes must list every pipe in order")
         _require(min(self.span_us, self.launch_overhead_us, self.startup_us, self.hbm_bytes) >= 0,
                  "times and byte counts must be >= 0")
@@ -221,7 +228,7 @@ class KernelProfile:
                  "gm_bytes must be the sum of the GM paths")
         _require(self.gm_peak_bytes_per_s > 0 and self.cube_peak_flops_per_s > 0
                  and self.vector_peak_bytes_per_s > 0, "peaks must be positive")
-        _require(0.0 <= self.cube_util <= 1.0 + 1e-6, f"cube_util {self.cube_util} outside [0, 1]")
+        _require(0.0 <= self.cube_util <= 1.0 + 1e-6, "cube_util {} outside [0, 1]", self.cube_util)
         _require(0 <= self.aic_used <= self.aic_count and 0 <= self.aiv_used <= self.aiv_count,
                  "more cores used than the SoC has")
 
@@ -318,19 +325,6 @@ def instr_transfer(instr) -> tuple[str, int] | None:
     return decode(instr.record) if decode is not None else None
 
 
-def instr_flops(instr) -> tuple[float, str]:
-    """(FLOPs, input dtype) of a cube instruction (0 for anything but an Mmad)."""
-    rec = instr.record
-    if type(rec) is not Mmad:
-        return 0.0, DEFAULT_CUBE_DTYPE
-    return 2.0 * rec.m * rec.n * rec.k, dtype_key(rec.dtype)
-
-
-def instr_vector_bytes(instr) -> int:
-    """Bytes a vector instruction processed: the bytes it wrote."""
-    return sum(nbytes(record) for record in instr.writes)
-
-
 def cube_peak_flops_per_s(soc, dtype: str) -> float:
     """Whole-chip cube peak: AIC x (16 x 16 x k_step[dtype]) MAC/cycle x 2 FLOP x clock."""
     cube = soc.cube
@@ -396,12 +390,14 @@ def _physical_cores(cores) -> dict[tuple[str, int], list]:
 
 
 def _pipe_stats(soc, cores, span_cycles: float) -> tuple[PipeStat, ...]:
-    physical = _physical_cores(cores)
-    busy = {key: {p: sum(c.busy[p] for c in group) for p in PIPES}
-            for key, group in physical.items()}
+    # (kind, busy cycles per pipe) of each physical core: its waves' cores added up.
+    busy = [(kind, group[0].busy if len(group) == 1
+             else {p: sum(c.busy[p] for c in group) for p in PIPES})
+            for (kind, _), group in _physical_cores(cores).items()]
     stats = []
     for pipe in PIPES:
-        values = [b[pipe] for (kind, _), b in busy.items() if kind in PIPE_KINDS[pipe]]
+        kinds = PIPE_KINDS[pipe]
+        values = [b[pipe] for kind, b in busy if kind in kinds]
         top = max(values, default=0.0)
         mean = sum(values) / len(values) if values else 0.0
         mean = min(mean, top)  # float rounding of the mean must not exceed the max
@@ -445,15 +441,15 @@ def build_profile(launch, end_cycles: float = 0.0) -> KernelProfile:
     hbm_bytes = float(l2.hbm_bytes()) if l2 is not None else float(gm_bytes)
     hbm_us = hbm_bytes / soc.gm_bandwidth_bytes_per_s * 1e6
 
+    # Each core's running totals (ascsim.sim.work.CoreWork): whole numbers, so adding them core
+    # by core gives what adding every instruction's in launch order gives.
     flops_by_dtype: dict[str, float] = {}
     vector_bytes = 0
     for core in cores:
-        for ins in core.instrs:
-            if ins.pipe == "M":
-                flops, dtype = instr_flops(ins)
-                flops_by_dtype[dtype] = flops_by_dtype.get(dtype, 0.0) + flops
-            elif ins.pipe == "V":
-                vector_bytes += instr_vector_bytes(ins)
+        work = core.work
+        for dtype, flops in work.flops_by_dtype.items():
+            flops_by_dtype[dtype] = flops_by_dtype.get(dtype, 0.0) + flops
+        vector_bytes += work.vector_bytes
     cube_flops = sum(flops_by_dtype.values())
     cube_dtype = max(flops_by_dtype, key=flops_by_dtype.get) if cube_flops else DEFAULT_CUBE_DTYPE
     span_s = span_us * 1e-6

@@ -27,9 +27,10 @@ _host_threads: int | None = None
 
 
 @functools.cache
-def _blas_controller() -> ThreadpoolController:
-    """The process's BLAS thread pools, found once (the search costs about a millisecond)."""
-    return ThreadpoolController()
+def _blas_libraries() -> tuple:
+    """The process's BLAS libraries (threadpoolctl's controller of each), found once (the
+    search costs about a millisecond)."""
+    return tuple(ThreadpoolController().select(user_api="blas").lib_controllers)
 
 
 def _set_torch_threads(n: int) -> None:
@@ -43,11 +44,18 @@ def launch_threads() -> Iterator[None]:
     global _host_threads
     before, outer = torch.get_num_threads(), _host_threads
     _host_threads = before if outer is None else outer
+    # What threadpoolctl's limit(1) does, on the libraries found once: its own bookkeeping
+    # costs ten times the library calls, and every launch pays it.
+    libraries = _blas_libraries()
+    blas_before = [library.get_num_threads() for library in libraries]
     try:
-        with _blas_controller().limit(limits=1, user_api="blas"):
-            _set_torch_threads(1)
-            yield
+        for library in libraries:
+            library.set_num_threads(1)
+        _set_torch_threads(1)
+        yield
     finally:
+        for library, threads in zip(libraries, blas_before):
+            library.set_num_threads(threads)
         _set_torch_threads(before)
         _host_threads = outer
 

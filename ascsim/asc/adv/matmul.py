@@ -674,6 +674,10 @@ class Matmul:
         full = len(self._l0c_free) == self._l0c_free.maxlen
         l0c_free = self._l0c_free[0] if full else 0.0
         step = MatmulBookkeeping("k_step", self._const_tiling, loc)
+        multi_load = self.config.do_multi_data_load
+        l1_reading, hf32 = self._l1_reading, self._hf32
+        # The L1->L0A and L1->L0B bursts of each K depth (most steps have the full base_k).
+        l0_bursts: dict[int, tuple] = {}
         mmad = None
         for kt in range(k_tiles):
             aic.execute(step)
@@ -682,21 +686,24 @@ class Matmul:
                 a_ready = self._load(aic, "a", mi, kt, loc, shape, k_tiles)
             if kt == 0 or b_streams:
                 b_ready = self._load(aic, "b", ni, kt, loc, shape, k_tiles)
-            la = aic.execute(Copy(None, None, Bursts.contiguous(rows * depth * esize), loc,
-                                  "matmul_load_l0a", path="L1->L0A", after=a_ready))
             b_depth = -(-depth // 2) if sparse else depth  # a sparse B: the dense half of K
-            lb = aic.execute(Copy(None, None, Bursts.contiguous(b_depth * cols * esize), loc,
-                                  "matmul_load_l0b", path="L1->L0B", after=b_ready))
-            if self.config.do_multi_data_load:
-                self._l1_reading["a"], self._l1_reading["b"] = la.end, lb.end
+            bursts = l0_bursts.get(depth)
+            if bursts is None:
+                bursts = l0_bursts[depth] = (Bursts.contiguous(rows * depth * esize),
+                                             Bursts.contiguous(b_depth * cols * esize))
+            la = aic.execute(Copy(None, None, bursts[0], loc, "matmul_load_l0a", path="L1->L0A",
+                                  after=a_ready))
+            lb = aic.execute(Copy(None, None, bursts[1], loc, "matmul_load_l0b", path="L1->L0B",
+                                  after=b_ready))
+            if multi_load:
+                l1_reading["a"], l1_reading["b"] = la.end, lb.end
             else:  # NORM hands L1 over per K step: both operands' L1->L0 moves done
-                self._l1_reading["a"] = self._l1_reading["b"] = max(la.end, lb.end)
+                l1_reading["a"] = l1_reading["b"] = max(la.end, lb.end)
             if sparse:  # and its indices, into the Cube's index buffer
                 lb = aic.execute(Copy(None, None, Bursts.contiguous(-(-b_depth * cols // 4)),
                                       loc, "matmul_load_sparse_index", path="L1->L0B",
                                       after=lb.done))
-            mmad = aic.execute(Mmad(rows, cols, depth, dtype, loc, hf32=self._hf32,
-                                    sparse=sparse,
+            mmad = aic.execute(Mmad(rows, cols, depth, dtype, loc, hf32=hf32, sparse=sparse,
                                     after=max(la.done, lb.done, bias_ready, l0c_free)))
         if mmad is None:
             return arrival
