@@ -203,7 +203,7 @@ class CostTable:
 
     def _gm_transfer(self, core, cost: PathCost, nbytes: int, bursts: int, fixed: float, gm,
                      start: float):
-        """:meth:`transfer` of a path that reads or writes GM, before any row floor."""
+        """:meth:`transfer` of a path that reads or writes GM, before any copy floor."""
         misaligned = _misaligned_bursts(gm)
         if not misaligned:
             slow = 1.0
