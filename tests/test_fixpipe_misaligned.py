@@ -20,7 +20,7 @@ def _core(kind: str):
     launch = SimpleNamespace(l2=cache, l2_lines={}, wave_cores={kind: 1}, wave_l2_lines=0,
                              hbm_cycles={}, hbm_free={}, hbm_sharing={})
     return SimpleNamespace(launch=launch, kind=kind, core_id=0, start_time=0.0,
-                           ub_conflicts=())
+                           ub_conflicts=(), copy_floor_clock=0.0, copy_run_end=0.0)
 
 
 def _busy(soc_name: str, kind: str, path: str, pitch: int) -> float:

@@ -1,5 +1,5 @@
 """What the Matmul high-level API costs beyond its pipes: its scalar bookkeeping per K step and
-per GM->L1 slab load, the ND2NZ row floor of GM->L1, the L0C hand-over to FixPipe and UnitFlag.
+per GM->L1 slab load, the ND2NZ copy floor of GM->L1, the L0C hand-over to FixPipe and UnitFlag.
 
 Each effect is measured as the difference between the SoC as shipped and the same SoC with that
 one constant switched off, on small calibration kernels that check their product against torch.
@@ -14,7 +14,7 @@ import pytest
 from ascsim.calib import datacopy, matmul
 from ascsim.hw import DEFAULT_SOC, TimingParams, get_soc
 from ascsim.session import SESSION
-from ascsim.sim.cost import cost_table
+from ascsim.sim.cost import copy_floor_wait, cost_table
 from ascsim.sim.observer import Observer
 
 SOC = "Ascend910B1"
@@ -108,8 +108,48 @@ def test_narrow_nd2nz_rows_are_paced_by_the_row_floor():
     assert wide == pytest.approx(wide_free)
 
 
-def test_the_950_has_no_row_floor():
-    assert get_soc("Ascend950PR_9589").timing.gm_to_l1_row_cycles == 0
+def test_the_950_pays_a_cost_per_copy_on_top_of_its_rows():
+    spec = get_soc("Ascend950PR_9589")
+    t = spec.timing
+    assert t.gm_to_l1_copy_cycles > 0 and t.gm_to_l1_row_cycles > 0
+    free = _with_timing(spec.name, gm_to_l1_copy_cycles=0.0, gm_to_l1_row_cycles=0.0)
+    # 16 tiles of 64 rows of 128 B, back to back on one core, their lines in L2 after the
+    # first: the floor sets their pace.
+    narrow = _aic_cycles(spec, _l1_copy(spec, (64, 64)), "MTE2")
+    floor = t.gm_to_l1_copy_cycles + 64 * t.gm_to_l1_row_cycles
+    assert narrow >= 16 * floor
+    assert narrow > _aic_cycles(free, _l1_copy(free, (64, 64)), "MTE2")
+
+
+class _Clocks:
+    """The two clocks copy_floor_wait keeps on a core."""
+
+    def __init__(self):
+        self.copy_floor_clock = 0.0
+        self.copy_run_end = 0.0
+
+
+def _run(copies, floor):
+    """Busy cycles of copies given as (gap before it, busy without the floor), each started
+    when the previous one ends plus its gap."""
+    core, t, out = _Clocks(), 0.0, []
+    for gap, busy in copies:
+        t += gap
+        busy += copy_floor_wait(core, floor, t, busy)
+        out.append(busy)
+        t += busy
+    return out
+
+
+def test_the_copy_floor_holds_for_a_run_not_for_each_copy():
+    # Back to back, cheap copies each take the floor.
+    assert _run([(0, 100)] * 4, 300) == [300] * 4
+    # A copy that waits on HBM (900) lets the three after it catch up: the run takes
+    # max(sum of busy, sum of floors), as a pipe that prepares copies while a fill is in flight.
+    assert sum(_run([(0, 900), (0, 100), (0, 100), (0, 100)], 300)) == pytest.approx(1200)
+    assert sum(_run([(0, 900), (0, 100), (0, 100), (0, 100)], 100)) == pytest.approx(1200)
+    # An idle pipe ends the run: the next copy pays its own floor again.
+    assert _run([(0, 900), (1000, 100)], 300) == [900, 300]
 
 
 class _CubeTimeline(Observer):

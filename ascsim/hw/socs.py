@@ -229,12 +229,13 @@ _A2A3_TIMING = TimingParams(
     # rows (--fit: 16.9 cycles), close to pypto's vecDelay of 15 [S14].
     vector_step_cycles=17,
     burst_gap_cycles=1.0,  # guess: one cycle per extra burst descriptor of a strided copy
-    # ND2NZ GM->L1 moves a row in no less than 4 cycles: the 910B1 fit point device-times.md
-    # §A3 case 0 (one core, 64x64 slabs of 128 B rows, L2-resident operands) spends 514 MTE2
-    # cycles per 128 rows (4.0 per row); the held-out case 2 (24 cores, 128 B rows) 1532
-    # cycles per 384 rows (4.0 again), though each core's bytes alone would take 1.2 per row
-    # at the L2 port rate. Rows of 512 B and more (the MDL slabs, DataCopy GM->L1 s2) are
-    # bound by their bytes instead.
+    # ND2NZ GM->L1 moves a row in no less than 4 cycles, with no cost per copy (the floor
+    # holds over a run of back-to-back copies, ascsim/sim/cost.py copy_floor_wait): the
+    # 910B1 fit point device-times.md §A3 case 0 (one core, 64x64 slabs of 128 B rows,
+    # L2-resident operands) spends 514 MTE2 cycles per 128 rows (4.0 per row); the held-out
+    # case 2 (24 cores, 128 B rows) 1532 cycles per 384 rows (4.0 again), though each core's
+    # bytes alone would take 1.2 per row at the L2 port rate. Rows of 512 B and more (the MDL
+    # slabs, DataCopy GM->L1 s2) are bound by their bytes instead.
     gm_to_l1_row_cycles=4.0,
     vector_ub_bank_conflict_factor=1.0,  # conflicts are the bank-group rule below
     # [S18] 2201 UB: 16 bank groups x 3 banks x 4 KB of 128 rows of 32 B; "the vector unit reads
@@ -289,10 +290,15 @@ _A5_TIMING = replace(
     # No MIX head on the 950: its MIX CATLASS kernels on all 32 AI cores take 6.3-12.6 µs in all
     # (device-times.md §D, matmul_fixpipe_opti), about what the model gives without one.
     mix_launch_head_us=0.0,
-    # Not the 910B's ND2NZ row floor: the 950PR's §A3 case 2 moves 128 B rows at 2.8 cycles
-    # each (3540.6 µs MTE2 for 512 rows per K step), which a 4-cycle floor would overshoot by
-    # half. Left without a floor until the 950 calibration sets one.
-    gm_to_l1_row_cycles=0.0,
+    # The ND2NZ copy floor (GM->L1: a cost per copy plus one per row; ascsim/sim/cost.py
+    # copy_floor_wait), not the 910B's 4 cycles per row. The device's NORM Matmul API points
+    # (device-times.md §A3, 8192^3 fp16, every copy 128 B rows, MTE2 column / copies) spend
+    # 378 cycles per copy of 64 rows on one core (case 0, 4.19 M copies) and 713 per copy of
+    # 256 rows on 32 cores (case 2): 266 + 1.745 per row through both (fit points; the model
+    # without a floor: 234 and ~690). Held out: case 1 (256 rows, one core, 672 published)
+    # +11 %, case 3 -2 %, DataCopy GM->L1 s1 (64 rows, HBM-bound, 346 per copy) +8 %.
+    gm_to_l1_copy_cycles=266.0,
+    gm_to_l1_row_cycles=1.745,
     # The 950's vector functions (RegBase VF; pyasc fuses consecutive element-wise calls into
     # one with vf_fusion): instructions stay in registers and issue out of order, two of a
     # kind per cycle (cann-samples vector_function_getting_started section 7, "two Add

@@ -323,9 +323,11 @@ class TimingParams:
             API (the PIPE_V barrier's drain and the next instruction's dispatch), on top of the
             previous instruction's latency.
         burst_gap_cycles: extra cycles per additional burst of a multi-burst transfer.
-        gm_to_l1_row_cycles: the least MTE2 time of one row (burst) of a GM->L1 transfer: the
-            ND2NZ conversion moves narrow rows no faster than this however few bytes they
-            hold (0: no floor).
+        gm_to_l1_copy_cycles, gm_to_l1_row_cycles: the least MTE2 time of a GM->L1 transfer,
+            ``gm_to_l1_copy_cycles + rows * gm_to_l1_row_cycles`` (rows: its bursts): the ND2NZ
+            conversion has a cost per copy and moves narrow rows no faster than this however
+            few bytes they hold. The floor holds for a run of back-to-back transfers as a
+            whole, not for each one (0 and 0: no floor).
         matmul_k_step_scalar_cycles: the Matmul high-level API's own scalar work per K step of
             a base block (its loop, the L0A/L0B load and Mmad parameters, the flag waits it
             issues).
@@ -362,6 +364,7 @@ class TimingParams:
     burst_gap_cycles: float = 1.0
     scalar_cycles_per_queue_op: int = 20
     scalar_cycles_per_library_step: int = 20
+    gm_to_l1_copy_cycles: float = 0.0
     gm_to_l1_row_cycles: float = 0.0
     matmul_k_step_scalar_cycles: int = 0
     matmul_l1_load_scalar_cycles: int = 0

@@ -71,6 +71,10 @@ class Core:
                     for name, attr in CORE_BUFFERS[kind].items()}
         t = start_time
         self.scalar = t
+        # The GM->L1 copy floor over a run of back-to-back copies (cost.copy_floor_wait): when
+        # the run's floors allow the latest copy to end, and when that copy ends.
+        self.copy_floor_clock = t
+        self.copy_run_end = t
         self.pipe_free = dict.fromkeys(PIPES, t)
         self.pipe_done = dict.fromkeys(PIPES, t)
         self.busy = dict.fromkeys(PIPES, 0.0)

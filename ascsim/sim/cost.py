@@ -33,8 +33,11 @@
     HBM read latency when some line is read for the first time (:meth:`L2Cache.read`), asked at
     the instruction's true start; for a GM write it is the write-completion latency. Paths
     between local buffers have no latency beyond their startup.
-  - A GM->L1 transfer takes at least ``gm_to_l1_row_cycles`` per row (burst): the ND2NZ
-    conversion moves narrow rows no faster than that, whatever their bytes cost.
+  - A GM->L1 transfer takes at least ``gm_to_l1_copy_cycles + rows * gm_to_l1_row_cycles``
+    (rows: its bursts): the ND2NZ conversion has a cost per copy and moves narrow rows no
+    faster than that, whatever their bytes cost. The floor holds for a run of back-to-back
+    copies as a whole (:func:`copy_floor_wait`): a copy that waits on HBM beyond its floor
+    lets the next ones catch up.
 * **cube** -- ``CubeCost.mmad_cycles``; FixPipe cannot outrun its L0C read port
   (``L0C->L1`` rate of the AIC).
 * **Matmul API bookkeeping** (:class:`~ascsim.isa.instr.MatmulBookkeeping`) -- scalar cycles
@@ -59,9 +62,9 @@ from ascsim.sim.l2 import LINE_BYTES
 STARTUP_FIELD = {"MTE1": "mte1_startup_cycles", "MTE2": "mte2_startup_cycles",
                  "MTE3": "mte3_startup_cycles", "FIX": "fixpipe_startup_cycles"}
 
-#: Paths whose rows (bursts) take at least a TimingParams field's cycles each: the ND2NZ
-#: conversion of GM->L1.
-ROW_FLOOR_FIELD = {"GM->L1": "gm_to_l1_row_cycles"}
+#: Paths whose transfers take at least ``head + rows * row`` cycles (rows: bursts), as the
+#: TimingParams fields (head, row): the ND2NZ conversion of GM->L1.
+COPY_FLOOR_FIELDS = {"GM->L1": ("gm_to_l1_copy_cycles", "gm_to_l1_row_cycles")}
 
 #: The TimingParams field with the scalar cycles of each Matmul API bookkeeping event.
 MATMUL_SCALAR_FIELD = {"k_step": "matmul_k_step_scalar_cycles",
@@ -81,7 +84,8 @@ class PathCost:
     table once: the pipe, its start-up cycles, the per-core rate (capped by the L2 port when
     one side is GM) and the timing constants of GM transfers."""
 
-    __slots__ = ("path", "pipe", "startup", "rate", "burst_gap", "row_floor", "reads_gm",
+    __slots__ = ("path", "pipe", "startup", "rate", "burst_gap", "floor_head", "floor_row",
+                 "reads_gm",
                  "touches_gm", "reads_ub", "writes_ub", "misaligned_extra",
                  "misaligned_row_factor", "l2_hit_latency", "read_latency", "write_latency")
 
@@ -99,8 +103,9 @@ class PathCost:
         bw = soc.core_bw("aic" if core_kind == "AIC" else "aiv")
         self.rate = bw.for_path(path, l2_hit=True) if self.touches_gm else bw.for_path(path)
         self.burst_gap = timing.burst_gap_cycles
-        self.row_floor = getattr(timing, ROW_FLOOR_FIELD[path]) if path in ROW_FLOOR_FIELD \
-            else 0.0
+        head_field, row_field = COPY_FLOOR_FIELDS.get(path, (None, None))
+        self.floor_head = getattr(timing, head_field) if head_field else 0.0
+        self.floor_row = getattr(timing, row_field) if row_field else 0.0
         self.misaligned_extra = timing.gm_misaligned_extra_bytes
         self.misaligned_row_factor = (timing.fixpipe_gm_misaligned_row_factor
                                       if path == "L0C->GM" else 0.0)
@@ -177,7 +182,7 @@ class CostTable:
         A GM read streams the bytes L2 holds at the path's rate and the whole lines it brings
         from HBM at the core's share of HBM (:meth:`hbm_cycles`). A burst whose GM start is not
         32-byte aligned costs ``gm_misaligned_extra_bytes`` more, at the transfer's own rate.
-        On a path with a row floor (GM->L1) the transfer takes at least that per burst.
+        On a path with a copy floor (GM->L1) the transfer waits for it (:func:`copy_floor_wait`).
         A transfer into or out of UB waits for the UB ports the core's bank-conflicted vector
         instructions hold beside it (:func:`ub_port_stall`); ``ub_span`` is the UB byte range
         it writes (None: not known, taken to share every bank).
@@ -186,9 +191,9 @@ class CostTable:
         fixed = cost.startup + (bursts - 1) * cost.burst_gap
         if not cost.touches_gm:
             busy, latency = nbytes / cost.rate + fixed, 0.0
-        elif cost.row_floor:
+        elif cost.floor_head or cost.floor_row:
             busy, latency = self._gm_transfer(core, cost, nbytes, bursts, fixed, gm, start)
-            busy = max(busy, bursts * cost.row_floor)
+            busy += copy_floor_wait(core, cost.floor_head + bursts * cost.floor_row, start, busy)
         else:
             busy, latency = self._gm_transfer(core, cost, nbytes, bursts, fixed, gm, start)
         if core.ub_conflicts and (cost.reads_ub or cost.writes_ub):
@@ -198,7 +203,7 @@ class CostTable:
 
     def _gm_transfer(self, core, cost: PathCost, nbytes: int, bursts: int, fixed: float, gm,
                      start: float):
-        """:meth:`transfer` of a path that reads or writes GM, before any row floor."""
+        """:meth:`transfer` of a path that reads or writes GM, before any copy floor."""
         misaligned = _misaligned_bursts(gm)
         if not misaligned:
             slow = 1.0
@@ -392,6 +397,26 @@ def _own_lines(core) -> list:
     if own is None:
         own = core.launch.l2_lines[core.core_id] = [0, 0]
     return own
+
+
+def copy_floor_wait(core, floor: float, start: float, busy: float) -> float:
+    """Cycles a GM->L1 copy of ``busy`` cycles starting at ``start`` waits for the copy floor
+    (``floor`` cycles for this copy).
+
+    The floor holds for a run of copies that follow each other on the pipe, not for each one:
+    the run's k-th copy ends no earlier than the run's start plus the floors of its first k
+    copies. A copy that waits on HBM longer than its floor lets the next ones catch up, as
+    the device does: the 950's ND2NZ copies of 64 rows of 128 B spend 378 cycles each when
+    their lines are in L2 (Matmul API case 0) and 346 when every fourth one fills its 512 B
+    lines from HBM and the others find them (DataCopy GM->L1 s1), where a floor per copy
+    would put the latter above the former."""
+    base = core.copy_floor_clock if start <= core.copy_run_end else start
+    clock = core.copy_floor_clock = base + floor
+    wait = clock - start - busy
+    if wait < 0.0:
+        wait = 0.0
+    core.copy_run_end = start + busy + wait
+    return wait
 
 
 def _book_hbm(core, start: float, cycles: float, in_hbm: float | None = None) -> float:
