@@ -206,7 +206,7 @@ def test_bandwidth_for_path_caps_gm_side() -> None:
     assert bw.for_path("GM->UB") == 32  # HBM-bound
     assert bw.for_path("GM->UB", l2_hit=True) == 110  # L2 read rate
     assert bw.for_path("UB->GM", l2_hit=True) == 64  # UB egress below the L2 write rate
-    assert bw.for_path("L1->L0A") == 512
+    assert bw.for_path("L1->L0A") == 256  # pypto's L1 -> L0A rate
     with pytest.raises(ValueError, match="unknown path"):
         bw.for_path("GM->GM")
 

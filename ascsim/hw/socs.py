@@ -325,10 +325,16 @@ _A2A3_BW = Bandwidths(
     gm_to_l1=110.0,  # = l2_read_rate [S7]
     gm_to_ub=110.0,  # = l2_read_rate [S7]
     ub_to_gm=64.0,  # [S7] ini ub_to_ddr_rate (ub_to_l2_rate also 64)
-    l1_to_l0a=512.0,  # [S7] ini l1_to_l0_a_rate (pypto: 256 [S14], §7.2)
-    l1_to_l0b=256.0,  # [S7] ini l1_to_l0_b_rate (pypto: 128 [S14])
-    l1_to_bt=256.0,  # no figure; assumed = l1_to_l0b (same MTE1 read port of L1)
-    l1_to_fb=256.0,  # no figure; assumed = l1_to_l0b
+    # L1 -> L0A / L0B: pypto's cost model [S14] (§7.2), half the ini's l1_to_l0_a_rate /
+    # l1_to_l0_b_rate [S7] (512 / 256). The published MTE1 columns choose between the two:
+    # with the ini's rates the 910B1 Matmul points' MTE1 is 25-49 % below the device's
+    # (device-times.md §A3 case 2 2260 µs, model 1301; case 5 2750, model 1395), with
+    # pypto's within -11..+0 % on those two (docs/cost-model.md, "After the 910B L1 -> L0
+    # rates").
+    l1_to_l0a=256.0,
+    l1_to_l0b=128.0,
+    l1_to_bt=256.0,  # no figure; assumed = the ini's l1_to_l0_b_rate (same MTE1 read port)
+    l1_to_fb=256.0,  # no figure; as l1_to_bt
     l1_to_gm=64.0,  # no figure; assumed = ub_to_gm (MTE3 egress to GM)
     l0c_to_gm=128.0,  # [S14] pypto L0C read (FixPipe) 128
     l0c_to_l1=128.0,  # [S14] pypto L0C read (FixPipe) 128
