@@ -191,11 +191,11 @@ class CostTable:
         fixed = cost.startup + (bursts - 1) * cost.burst_gap
         if not cost.touches_gm:
             busy, latency = nbytes / cost.rate + fixed, 0.0
-        elif cost.floor_head or cost.floor_row:
-            busy, latency = self._gm_transfer(core, cost, nbytes, bursts, fixed, gm, start)
-            busy += copy_floor_wait(core, cost.floor_head + bursts * cost.floor_row, start, busy)
         else:
             busy, latency = self._gm_transfer(core, cost, nbytes, bursts, fixed, gm, start)
+            if cost.floor_head or cost.floor_row:
+                busy += copy_floor_wait(core, cost.floor_head + bursts * cost.floor_row, start,
+                                        busy)
         if core.ub_conflicts and (cost.reads_ub or cost.writes_ub):
             banks = -1 if cost.reads_ub or ub_span is None else self.ub_banks(*ub_span)
             busy += ub_port_stall(core.ub_conflicts, start, busy, banks)
