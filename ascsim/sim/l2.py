@@ -120,10 +120,12 @@ def _touch(starts: list, ends: list, lo: int, hi: int) -> None:
 
 
 def _hull(idx) -> tuple[int, int]:
-    """The first line and one past the last of a line index (a slice or an index array)."""
+    """The first line and one past the last of a line index: a slice, or an index array in
+    ascending order (as :func:`_line_union` and :func:`_row_lines` make them: a row's lines
+    end no later than the next row's begin, since rows never overlap)."""
     if type(idx) is slice:
         return idx.start, idx.stop
-    return int(idx.min()), int(idx.max()) + 1
+    return int(idx[0]), int(idx[-1]) + 1
 
 
 class L2Cache:
