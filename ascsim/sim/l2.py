@@ -108,7 +108,11 @@ def _touch(starts: list, ends: list, lo: int, hi: int) -> None:
     i = bisect.bisect_left(starts, lo)
     if i and ends[i - 1] >= lo:
         i -= 1
+        if ends[i] >= hi:
+            return  # already inside one interval (a tile touched again)
         lo = starts[i]
+    elif i < len(starts) and starts[i] == lo and ends[i] >= hi:
+        return
     j = i
     n = len(starts)
     while j < n and starts[j] <= hi:
