@@ -32,7 +32,6 @@ import os
 import statistics
 import sys
 import time
-import timeit
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +41,9 @@ import torch
 
 from ascsim.demo import EXAMPLES_DIR, load_example
 from ascsim.session import SESSION
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import eager_floor  # noqa: E402 - a sibling script, found through the path line above
 
 SOC = "Ascend910B1"
 # The module (``ascsim.asc.jit`` the attribute is the decorator): launches go through its
@@ -246,13 +248,6 @@ def measure(case: SpeedCase, repeats: int) -> Measurement:
                        max(ratios))
 
 
-def bare_numpy_add_seconds(n: int = 512) -> float:
-    """One ``np.add`` of two ``n``-element fp32 arrays into a third (best of 7 x 2000 calls)."""
-    a = np.random.default_rng(0).random(n, dtype=np.float32)
-    b, out = a.copy(), np.empty_like(a)
-    return min(timeit.repeat(lambda: np.add(a, b, out=out), number=2000, repeat=7)) / 2000
-
-
 def per_instruction(case: SpeedCase, repeats: int) -> tuple[float, int]:
     """(median wall seconds per simulated instruction, instructions per run) of ``case``."""
     with SESSION.collect() as run:
@@ -284,10 +279,14 @@ def main(argv: list[str] | None = None) -> int:
         repeats = REPEATS
     cases += [case for case in pto_cases if case is not None]
     per_instr, count = per_instruction(cases[1], repeats)
-    bare = bare_numpy_add_seconds()
+    bare = eager_floor.bare_numpy_add_seconds()
+    floor = eager_floor.swiglu_floor_per_instruction()
     print(f"cost of one simulated instruction ({cases[1].name}, {count} instructions, checks "
           f"on): {per_instr * 1e6:.1f} us = {_times(per_instr / bare)} one bare np.add of 512 "
-          f"fp32 ({bare * 1e6:.2f} us)\n")
+          f"fp32 ({bare * 1e6:.2f} us)")
+    print(f"  the floor of an eager simulator there (benchmarks/eager_floor.py: the kernel's "
+          f"Python with no-op calls, plus its numpy work): {floor * 1e6:.2f} us = "
+          f"{_times(floor / bare)}\n")
     print(f"simulator speed on {SOC}, PyPTO-Pro cases on {PTO_SOC} (median of {repeats}; "
           "reference: numpy, torch for matmul and the PyPTO-Pro cases):")
     if not os.environ.get(PYPTO_ENV):
@@ -297,6 +296,10 @@ def main(argv: list[str] | None = None) -> int:
         m = measure(case, repeats)
         print(f"{case.name:<32}{m.simulated * 1e3:>14.1f}{m.reference * 1e3:>12.3f}"
               f"{_times(m.ratio):>10}  {_times(m.ratio_low)}-{_times(m.ratio_high)}")
+    mm_floor, mm_ref = eager_floor.matmul_floor_ratio(rounds=3 if args.quick else 15)
+    print(f"  the floor of an eager simulator on the matmul (its products on the workers and "
+          f"its C blocks' numpy moves): {mm_floor * 1e3:.2f} ms = {_times(mm_floor / mm_ref)} "
+          f"torch ({mm_ref * 1e3:.2f} ms)")
     print("\nevery kernel launch of the examples (target: under 1 s each):")
     print(f"{'example':<22}{'kernel':<28}{'wall ms':>10}")
     rows = example_launch_times(args.quick)

@@ -22,7 +22,10 @@ Bookkeeping: per GM buffer three numpy arrays, one entry per 512-byte line [S14 
 count at its last touch, and whether it is dirty. A read of a line another core requested
 earlier but whose fill has not arrived yet waits for that fill, so two cores streaming the same
 tile at once pay one HBM fetch and one latency, not two. Every access is a handful of numpy
-operations on the line arrays, never a Python loop over lines.
+operations on the line arrays, never a Python loop over lines. A contiguous access to lines no
+access of the launch has touched yet (a streaming kernel's every tile) needs none of the
+comparisons: per buffer, the touched lines are kept as a few merged intervals, and such an
+access only writes its lines' new state.
 
 Simplifications (stated in docs/cost-model.md): the launch starts with a cold L2 (inputs are
 first-touch reads), except inside an operator call that carries L2 from launch to launch
@@ -32,6 +35,7 @@ port rates, in the transfer cost).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 
@@ -89,6 +93,45 @@ def _row_lines(first: int, width: int, pitch: int, count: int, n_lines: int):
     return idx
 
 
+def _untouched(starts: list, ends: list, lo: int, hi: int) -> bool:
+    """Whether lines ``[lo, hi)`` miss every interval of the sorted, disjoint intervals
+    ``[starts[i], ends[i])``."""
+    i = bisect.bisect_right(starts, lo)
+    if i and ends[i - 1] > lo:
+        return False
+    return i == len(starts) or starts[i] >= hi
+
+
+def _touch(starts: list, ends: list, lo: int, hi: int) -> None:
+    """Add lines ``[lo, hi)`` to the sorted, disjoint intervals, merging the ones they
+    overlap or adjoin (a stream of tiles keeps one interval per run of them)."""
+    i = bisect.bisect_left(starts, lo)
+    if i and ends[i - 1] >= lo:
+        i -= 1
+        if ends[i] >= hi:
+            return  # already inside one interval (a tile touched again)
+        lo = starts[i]
+    elif i < len(starts) and starts[i] == lo and ends[i] >= hi:
+        return
+    j = i
+    n = len(starts)
+    while j < n and starts[j] <= hi:
+        if ends[j] > hi:
+            hi = ends[j]
+        j += 1
+    starts[i:j] = (lo,)
+    ends[i:j] = (hi,)
+
+
+def _hull(idx) -> tuple[int, int]:
+    """The first line and one past the last of a line index: a slice, or an index array in
+    ascending order (as :func:`_line_union` and :func:`_row_lines` make them: a row's lines
+    end no later than the next row's begin, since rows never overlap)."""
+    if type(idx) is slice:
+        return idx.start, idx.stop
+    return int(idx[0]), int(idx[-1]) + 1
+
+
 class L2Cache:
     """Which GM lines are in L2 during one launch, and how much traffic went to HBM."""
 
@@ -123,6 +166,11 @@ class L2Cache:
         # that another core of its wave had read there first]: how much of its reads' HBM
         # traffic the wave shares (:meth:`sharing`).
         self._reader: dict[int, np.ndarray] = {}
+        # Per buffer, the lines any access has touched, as sorted disjoint intervals
+        # ([starts], [ends]): a superset, so lines outside them are in their first state
+        # (never filled, not dirty, no reader) and a read or write of them alone takes the
+        # short path of :meth:`_read_lines` / :meth:`_write_lines`.
+        self._touched: dict[int, tuple[list, list]] = {}
         self.wave_first = 0
         self.reads_by_core: dict[int, list] = {}
 
@@ -147,8 +195,10 @@ class L2Cache:
             self._stamp[buffer_id] = np.full(n, self.NEVER, dtype=np.int64)
             self._dirty[buffer_id] = np.zeros(n, dtype=bool)
             self._reader[buffer_id] = np.full(n, self.NO_READER, dtype=np.int32)
+            self._touched[buffer_id] = ([], [])
             carried = self._prior(buffer_id, n) if self._prior is not None else None
             if carried is not None:  # left by an earlier launch: there from the start
+                self._touched[buffer_id] = ([0], [n])
                 stamps, dirty = carried
                 self._stamp[buffer_id][:] = stamps
                 self._dirty[buffer_id][:] = dirty
@@ -240,9 +290,30 @@ class L2Cache:
     def _read_lines(self, buffer_id: int, lines, idx, nbytes: float, t: float,
                     hit_latency: float, miss_latency: float,
                     reader: int) -> tuple[float, float, float]:
+        touched = self._touched[buffer_id]
+        if type(idx) is slice and idx.step is None and idx.stop > idx.start:
+            lo, hi = idx.start, idx.stop
+            if _untouched(*touched, lo, hi) and buffer_id not in self._bypass:
+                # Every line misses and none is dirty: what the general path below does to
+                # such lines, without its comparisons.
+                misses = hi - lo
+                if reader != self.NO_READER:
+                    counts = self.reads_by_core.get(reader)
+                    if counts is None:
+                        counts = self.reads_by_core[reader] = [0, 0]
+                    counts[0] += misses
+                    self._reader[buffer_id][lo:hi] = reader
+                hbm = float(misses * LINE_BYTES)
+                self.miss_bytes += hbm
+                lines[lo:hi] = t + miss_latency
+                self._stamp[buffer_id][lo:hi] = self.inserted
+                self._insert(misses)
+                _touch(*touched, lo, hi)
+                return float(miss_latency), 0.0, hbm
         ready = lines[idx]
         if ready.size == 0:
             return float(hit_latency), 1.0, 0.0
+        _touch(*touched, *_hull(idx))
         _, resident = self._resident(buffer_id, idx)
         misses = ready.size - int(np.count_nonzero(resident))
         if reader != self.NO_READER:
@@ -326,7 +397,23 @@ class L2Cache:
             self.spill_bytes += nbytes  # written through to HBM, not kept
             self._changes[2] += nbytes
             return
+        touched = self._touched[buffer_id]
+        if type(idx) is slice and idx.step is None and idx.stop > idx.start:
+            lo, hi = idx.start, idx.stop
+            if _untouched(*touched, lo, hi):
+                # Every line is new, clean and unread: the general path below, short.
+                new = hi - lo
+                self.write_bytes += nbytes
+                lines[lo:hi] = t
+                self._stamp[buffer_id][lo:hi] = self.inserted
+                self._dirty[buffer_id][lo:hi] = True
+                self._changes[1] += new
+                self._insert(new)
+                _touch(*touched, lo, hi)
+                return
         ready = lines[idx]
+        if ready.size:
+            _touch(*touched, *_hull(idx))
         _, resident = self._resident(buffer_id, idx)
         new = ready.size - int(np.count_nonzero(resident))
         if new:
