@@ -27,10 +27,11 @@ import numpy as np
 import torch
 
 from ascsim.demo import load_example
+from ascsim.hw import get_soc
 from ascsim.sim.numerics import start_cube_matmul
 
-SWIGLU_TILE = 512        # fp32 elements: the example's tile at this size
-SWIGLU_TILES = 48 * 86   # (2, 1024, 1024) on the 910B1's 48 AIVs: 86 tiles each
+SWIGLU_SHAPE = (2, 1024, 1024)  # fp32, as in sim_speed.py
+SWIGLU_SOC = "Ascend910B1"
 SWIGLU_INSTRS_PER_TILE = 4  # two loads, the SwiGLU, one store
 
 
@@ -63,23 +64,29 @@ def _noop_for(code: types.CodeType) -> _NoOp:
     return noop
 
 
-def swiglu_body_seconds(tiles: int = SWIGLU_TILES, tile: int = SWIGLU_TILE) -> float:
-    """The SwiGLU example kernel's Python for ``tiles`` tiles, every pyasc call a no-op (best
-    of 7)."""
+def swiglu_plan():
+    """The example's plan for SwiGLU :data:`SWIGLU_SHAPE` fp32 on :data:`SWIGLU_SOC`'s AIVs."""
+    total = 1
+    for size in SWIGLU_SHAPE:
+        total *= size
+    return load_example("swiglu").plan_swiglu(total, 4, get_soc(SWIGLU_SOC).aiv_count)
+
+
+def swiglu_body_seconds(plan) -> float:
+    """The SwiGLU example kernel's Python for every core of ``plan``, every pyasc call a no-op
+    (best of 7)."""
     kernel = load_example("swiglu").swiglu_kernel.fn
     noop = _noop_for(kernel.__code__)
     body = types.FunctionType(kernel.__code__, dict(kernel.__globals__, asc=noop))
-    per_core = 86 * tile
-    cores = tiles // 86
 
     def run():
-        for _ in range(cores):
-            body(noop, noop, per_core, tile, 0)
+        for _ in range(plan.cores):
+            body(noop, noop, plan.per_core, plan.tile, 0)
 
     return min(timeit.repeat(run, number=1, repeat=7))
 
 
-def swiglu_tile_numpy_seconds(tile: int = SWIGLU_TILE) -> float:
+def swiglu_tile_numpy_seconds(tile: int) -> float:
     """The numpy work of one SwiGLU tile's values: two loads into UB, the maths, one store."""
     gm = np.random.default_rng(0).random(1 << 16, dtype=np.float32).view(np.uint8)
     ub = np.zeros(64 * 1024, np.uint8)
@@ -100,9 +107,10 @@ def swiglu_tile_numpy_seconds(tile: int = SWIGLU_TILE) -> float:
 
 
 def swiglu_floor_per_instruction() -> float:
-    """Seconds per instruction of the eager floor on SwiGLU (2, 1024, 1024)."""
-    body = swiglu_body_seconds() / SWIGLU_TILES
-    return (body + swiglu_tile_numpy_seconds()) / SWIGLU_INSTRS_PER_TILE
+    """Seconds per instruction of the eager floor on SwiGLU :data:`SWIGLU_SHAPE`."""
+    plan = swiglu_plan()
+    body = swiglu_body_seconds(plan) / (plan.padded // plan.tile)
+    return (body + swiglu_tile_numpy_seconds(plan.tile)) / SWIGLU_INSTRS_PER_TILE
 
 
 def matmul_floor_case(m: int = 1024, k: int = 256, n: int = 640, base_m: int = 256,
