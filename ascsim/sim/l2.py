@@ -17,9 +17,10 @@ L2's line capacity new lines have been inserted since. (Exact LRU would also cou
 older lines; for streaming kernels and for blocked matmuls, whose re-used operands are touched
 again before L2 turns over, the two agree.)
 
-Bookkeeping: per GM buffer three numpy arrays, one entry per 512-byte line [S14 pypto L2 line
+Bookkeeping: per GM buffer four numpy arrays, one entry per 512-byte line [S14 pypto L2 line
 512 B]: the time (cycles) from which the line is in L2 (``inf``: never filled), the insertion
-count at its last touch, and whether it is dirty. A read of a line another core requested
+count at its last touch, whether it is dirty, and which core read it last (for
+:meth:`L2Cache.sharing`). A read of a line another core requested
 earlier but whose fill has not arrived yet waits for that fill, so two cores streaming the same
 tile at once pay one HBM fetch and one latency, not two. Every access is a handful of numpy
 operations on the line arrays, never a Python loop over lines. A contiguous access to lines no
