@@ -85,8 +85,7 @@ class PathCost:
     one side is GM) and the timing constants of GM transfers."""
 
     __slots__ = ("path", "pipe", "startup", "rate", "burst_gap", "floor_head", "floor_row",
-                 "reads_gm",
-                 "touches_gm", "reads_ub", "writes_ub", "misaligned_extra",
+                 "reads_gm", "touches_gm", "reads_ub", "writes_ub", "misaligned_extra",
                  "misaligned_row_factor", "l2_hit_latency", "read_latency", "write_latency")
 
     def __init__(self, soc: SocSpec, core_kind: str, path: str):

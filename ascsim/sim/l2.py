@@ -124,6 +124,14 @@ def _touch(starts: list, ends: list, lo: int, hi: int) -> None:
     ends[i:j] = (hi,)
 
 
+def _fresh(touched: tuple, idx) -> bool:
+    """Whether the line index ``idx`` is a non-empty run of lines (a slice, step 1) outside
+    the ``touched`` intervals: the short paths of :meth:`L2Cache._read_lines` and
+    :meth:`L2Cache._write_lines`."""
+    return (type(idx) is slice and idx.step is None and idx.stop > idx.start
+            and _untouched(*touched, idx.start, idx.stop))
+
+
 def _hull(idx) -> tuple[int, int]:
     """The first line and one past the last of a line index: a slice, or an index array in
     ascending order (as :func:`_line_union` and :func:`_row_lines` make them: a row's lines
@@ -292,25 +300,24 @@ class L2Cache:
                     hit_latency: float, miss_latency: float,
                     reader: int) -> tuple[float, float, float]:
         touched = self._touched[buffer_id]
-        if type(idx) is slice and idx.step is None and idx.stop > idx.start:
+        if _fresh(touched, idx) and buffer_id not in self._bypass:
+            # Every line misses and none is dirty: what the general path below does to such
+            # lines, without its comparisons.
             lo, hi = idx.start, idx.stop
-            if _untouched(*touched, lo, hi) and buffer_id not in self._bypass:
-                # Every line misses and none is dirty: what the general path below does to
-                # such lines, without its comparisons.
-                misses = hi - lo
-                if reader != self.NO_READER:
-                    counts = self.reads_by_core.get(reader)
-                    if counts is None:
-                        counts = self.reads_by_core[reader] = [0, 0]
-                    counts[0] += misses
-                    self._reader[buffer_id][lo:hi] = reader
-                hbm = float(misses * LINE_BYTES)
-                self.miss_bytes += hbm
-                lines[lo:hi] = t + miss_latency
-                self._stamp[buffer_id][lo:hi] = self.inserted
-                self._insert(misses)
-                _touch(*touched, lo, hi)
-                return float(miss_latency), 0.0, hbm
+            misses = hi - lo
+            if reader != self.NO_READER:
+                counts = self.reads_by_core.get(reader)
+                if counts is None:
+                    counts = self.reads_by_core[reader] = [0, 0]
+                counts[0] += misses
+                self._reader[buffer_id][lo:hi] = reader
+            hbm = float(misses * LINE_BYTES)
+            self.miss_bytes += hbm
+            lines[lo:hi] = t + miss_latency
+            self._stamp[buffer_id][lo:hi] = self.inserted
+            self._insert(misses)
+            _touch(*touched, lo, hi)
+            return float(miss_latency), 0.0, hbm
         ready = lines[idx]
         if ready.size == 0:
             return float(hit_latency), 1.0, 0.0
@@ -399,19 +406,18 @@ class L2Cache:
             self._changes[2] += nbytes
             return
         touched = self._touched[buffer_id]
-        if type(idx) is slice and idx.step is None and idx.stop > idx.start:
+        if _fresh(touched, idx):
+            # Every line is new, clean and unread: the general path below, short.
             lo, hi = idx.start, idx.stop
-            if _untouched(*touched, lo, hi):
-                # Every line is new, clean and unread: the general path below, short.
-                new = hi - lo
-                self.write_bytes += nbytes
-                lines[lo:hi] = t
-                self._stamp[buffer_id][lo:hi] = self.inserted
-                self._dirty[buffer_id][lo:hi] = True
-                self._changes[1] += new
-                self._insert(new)
-                _touch(*touched, lo, hi)
-                return
+            new = hi - lo
+            self.write_bytes += nbytes
+            lines[lo:hi] = t
+            self._stamp[buffer_id][lo:hi] = self.inserted
+            self._dirty[buffer_id][lo:hi] = True
+            self._changes[1] += new
+            self._insert(new)
+            _touch(*touched, lo, hi)
+            return
         ready = lines[idx]
         if ready.size:
             _touch(*touched, *_hull(idx))
