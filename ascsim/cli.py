@@ -22,6 +22,21 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timing-only", action="store_true",
                    help="time and check the kernels without computing values: outputs are "
                    "left as they were (also ASCSIM_TIMING_ONLY=1)")
+    p.add_argument("--msprof", metavar="DIR",
+                   help="also write msprof's files for every launch into DIR: op_summary.csv, "
+                   "and per launch OpBasicInfo.csv, PipeUtilization.csv, per-core code_exe.csv "
+                   "/ instr_exe.csv hotspots and a MindStudio Insight trace.json")
+    p.add_argument("--report-format", choices=("ascsim", "mssanitizer"), default="ascsim",
+                   help="print findings in ascsim's form (default) or msSanitizer's report "
+                   "shape")
+    p.add_argument("--budget", metavar="FILE",
+                   help="a YAML budget of device times (kernel, SoC, shapes -> µs, tolerance): "
+                   "exit 1 with a table when a launch is slower than its budget")
+    p.add_argument("--budget-write", metavar="FILE",
+                   help="write (or update) a budget file with this run's device times")
+    p.add_argument("--tolerance", type=float, default=None, metavar="FRACTION",
+                   help="with --budget-write: the tolerance written for new entries "
+                   "(default 0.02, i.e. 2 %%)")
     p.add_argument("--soc", metavar="NAME",
                    help="the simulated SoC for scripts that name none (a script's -v wins); "
                    "default Ascend910B1")
@@ -124,7 +139,7 @@ def _run(ns, console: Console) -> int:
         SESSION.timing_only = True
     status = 0
     # Every launch of the script is printed at the end (and drawn, with --trace).
-    with SESSION.collect(launches=bool(ns.trace)) as run:
+    with SESSION.collect(launches=bool(ns.trace or ns.msprof)) as run:
         try:
             if ns.module is not None:
                 run_module(ns.module, ns.module_args)
@@ -139,12 +154,24 @@ def _run(ns, console: Console) -> int:
     if any(not r.values_computed for r in reports):
         console.print("[bold yellow]ascsim: timing-only run: the kernels' outputs were not "
                       "computed; the script's own result checks cannot pass[/]")
+    sanitizer = ns.report_format == "mssanitizer"
     if not ns.quiet:
-        print_reports(reports, console, cores=not ns.no_cores)
+        print_reports(reports, console, cores=not ns.no_cores, findings=not sanitizer)
         if ns.profile:
             from ascsim.display import print_profiles
 
             print_profiles(reports, console)
+    if sanitizer:
+        from ascsim.formats.mssanitizer import format_report
+
+        print(format_report(reports), flush=True)
+    if ns.msprof:
+        from ascsim.formats.msprof import write_msprof
+
+        written = write_msprof(ns.msprof, run.launches, reports)
+        console.print(f"msprof: {len(written)} files in {ns.msprof} (op_summary.csv, and per "
+                      "launch OPPROF_<nn>_<kernel>/)", highlight=False)
+    status = _budget(ns, reports, console) or status
     if ns.trace:
         n = write_trace(ns.trace, run.launches, reports)
         console.print(f"trace: {ns.trace} ({n} events) — open it in https://ui.perfetto.dev "
@@ -158,6 +185,30 @@ def _run(ns, console: Console) -> int:
             console.print("[green]no findings[/]")
         return status or (1 if findings else 0)
     return status
+
+
+def _budget(ns, reports, console: Console) -> int:
+    """``--budget-write``, then ``--budget``: 1 when a launch is over its budget."""
+    from ascsim import budget
+
+    if ns.budget_write:
+        try:
+            n = budget.write_budget(ns.budget_write, reports, tolerance=ns.tolerance)
+        except budget.BudgetError as exc:
+            console.print(f"[red]ascsim:[/] --budget-write: {exc}")
+            return 2
+        console.print(f"budget: {n} entries in {ns.budget_write}", highlight=False)
+    if not ns.budget:
+        return 0
+    try:
+        book = budget.load_budget(ns.budget)
+    except (OSError, budget.BudgetError) as exc:
+        console.print(f"[red]ascsim:[/] --budget: {exc}")
+        return 2
+    verdict = budget.check(book, reports)
+    console.print(budget.verdict_table(verdict))
+    console.print(verdict.summary(), highlight=False)
+    return 1 if verdict.failed else 0
 
 
 def _api_coverage(ns, console: Console) -> int:
