@@ -280,10 +280,12 @@ STATUS_STYLE = {"ok": "green", "slower": "bold red", "faster": "yellow", "no bud
 def verdict_table(verdict: Verdict) -> Table:
     table = Table(title="device time against the budget", title_justify="left",
                   show_edge=False)
+    numbers = ("blocks", "µs", "budget µs", "change", "tolerance")
     for col in ("kernel", "SoC", "blocks", "shapes", "µs", "budget µs", "change", "tolerance",
                 "status"):
-        table.add_column(col, justify="right" if col in ("blocks", "µs", "budget µs", "change",
-                                                         "tolerance") else "left")
+        # Every column but the shapes keeps its cells whole; the shapes wrap.
+        table.add_column(col, justify="right" if col in numbers else "left",
+                         no_wrap=col != "shapes", overflow="fold")
     for r in verdict.rows:
         table.add_row(
             r.kernel, r.soc, str(r.blocks), r.shapes or "-",

@@ -207,7 +207,7 @@ def _budget(ns, reports, console: Console) -> int:
         return 2
     verdict = budget.check(book, reports)
     console.print(budget.verdict_table(verdict))
-    console.print(verdict.summary(), highlight=False)
+    console.print(verdict.summary(), highlight=False, soft_wrap=True)
     return 1 if verdict.failed else 0
 
 
