@@ -137,9 +137,9 @@ PLUGIN_TEST = textwrap.dedent(f"""
 def _pytest(folder, *args) -> subprocess.CompletedProcess:
     # Under ``ascsim run -m pytest`` (so that ``import asc`` resolves); ``-p no:ascsim`` then
     # the module: the plugin loads once whether or not the package registered its entry point.
-    return subprocess.run([sys.executable, "-m", "ascsim", "run", "--quiet", "-m", "pytest", "-q", "-p", "no:ascsim", "-p",
-                           "ascsim.pytest_plugin", "-p", "no:cacheprovider", "-W",
-                           "always::UserWarning", *args, "test_k.py"],
+    return subprocess.run([sys.executable, "-m", "ascsim", "run", "--quiet", "-m", "pytest",
+                           "-q", "-p", "no:ascsim", "-p", "ascsim.pytest_plugin", "-p",
+                           "no:cacheprovider", "-W", "always::UserWarning", *args, "test_k.py"],
                           cwd=folder, capture_output=True, text=True, timeout=300)
 
 
