@@ -1,4 +1,4 @@
-"""The ``ascsim`` command: run | check | info | demo | bench | tune."""
+"""The ``ascsim`` command: run | check | info | diff | demo | bench | tune."""
 
 from __future__ import annotations
 
@@ -105,6 +105,15 @@ def build_parser() -> argparse.ArgumentParser:
                       help="how many of pyasc's exported names ascsim implements, per module")
     info.add_argument("--list", action="store_true",
                       help="with --api: also list the names that refuse or are missing")
+    diff = sub.add_parser("diff", help="run a script on two SoCs and compare its kernels side "
+                          "by side (times, pipes, findings); exit 1 when they differ")
+    diff.add_argument("--soc", action="append", default=[], metavar="NAME", required=True,
+                      help="a SoC to run on; give it twice: --soc A --soc B")
+    diff.add_argument("--timing-only", action="store_true",
+                      help="time and check without computing values (faster)")
+    diff.add_argument("script", help="the script to run")
+    diff.add_argument("args", nargs=argparse.REMAINDER,
+                      help="arguments for the script (its -v PLATFORM is dropped)")
     sub.add_parser("demo", help="run the bundled examples and show what ascsim reports")
     from ascsim.bench.cli import add_parser as add_bench_parser
 
@@ -271,6 +280,12 @@ def _info(ns, console: Console) -> int:
     return 0
 
 
+def _diff(ns, console: Console) -> int:
+    from ascsim.diff import diff_script
+
+    return diff_script(ns.script, ns.args, ns.soc, console, timing_only=ns.timing_only)
+
+
 def _demo(ns, console: Console) -> int:
     from ascsim.demo import run_demo
 
@@ -295,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     ns.module_args = module_args
     # Tables are wider than a pipe's default 80 columns; keep them readable in logs too.
     console = Console(width=None if sys.stdout.isatty() else 110)
-    handlers = {"run": _run, "check": _run, "info": _info, "demo": _demo,
+    handlers = {"run": _run, "check": _run, "info": _info, "diff": _diff, "demo": _demo,
                 "bench": _bench, "tune": _tune}
     return handlers[ns.command](ns, console)
 
