@@ -6,10 +6,10 @@ carried between launches, the session's SoC) leaks into the other. Launches are 
 kernel name and occurrence (the second launch of ``k`` on A with the second launch of ``k`` on
 B). Per pair the table shows the device time and its ratio, the bound, and each pipe's busy
 time (busiest core) and share (ratios B / A, left out when a launch stopped with an error);
-then the findings present on one
-SoC and not the other, matched by category and kernel lines (their messages may name
-SoC-specific sizes). A run that stops with an error on one SoC — an API the chip does not have,
-a buffer past its capacity — shows the error; a kernel launched on only one SoC says so.
+then the findings present on one SoC and not the other, matched by category and kernel lines
+(their messages may name SoC-specific sizes). A run that stops with an error on one SoC (an
+API the chip does not have, a buffer past its capacity) shows the error; a kernel launched on
+only one SoC says so.
 
 Exit status 0 when both runs succeed with the same kernels and the same findings, 1 when they
 differ in any of those (a port to check), 2 on a usage error.
