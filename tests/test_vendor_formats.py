@@ -66,6 +66,7 @@ def test_msprof_files_of_a_mix_launch(matmul_run, tmp_path):
     (aic,) = [c for c in report.cores if c.kind == "AIC"]
     _close(summary["aic_mac_time(us)"], aic.pipe_busy_us["M"])
     _close(summary["aic_mac_ratio"], aic.pipe_busy_us["M"] / aic.time_us)
+    _close(summary["aicore_time(us)"], aic.time_us)
     assert int(summary["aic_total_cycles"]) == round(aic.time_us * clock)
 
     folder = tmp_path / f"OPPROF_00_{report.kernel}"
@@ -143,7 +144,7 @@ def test_cli_msprof_for_every_launch(tmp_path):
     rows = _rows(str(out / "op_summary.csv"))
     assert [int(r["Block Dim"]) for r in rows] == [2, 4] == [r["block_num"] for r in reports]
     assert all(r["Task Type"] == "AI_VECTOR_CORE" and r["Mix Block Dim"] == NA for r in rows)
-    assert "aic_time(us)" not in rows[0]  # no AIC ran: no AIC columns at all
+    assert "aicore_time(us)" not in rows[0]  # no AIC ran: no AIC columns at all
     _close(rows[1]["Task Start Time(us)"], reports[0]["device_time_us"])
     for row, rep in zip(rows, reports):
         _close(row["Task Duration(us)"], rep["device_time_us"])
@@ -192,22 +193,65 @@ def test_report_format_mssanitizer(tmp_path, capsys):
     assert "gm-out-of-bounds [core 0]" not in out  # ascsim's own form is replaced
 
 
-def test_mssanitizer_shape_of_every_category():
+RACY_SCRIPT = textwrap.dedent('''
+    import numpy as np
+    import asc
+
+    @asc.jit
+    def racy_add(x: asc.GlobalAddress, z: asc.GlobalAddress):
+        pipe = asc.TPipe()
+        buf = asc.TBuf(asc.TPosition.VECCALC)
+        pipe.init_buffer(buf=buf, num=2 * 256)
+        t = buf.get(asc.float32)
+        u = buf.get_with_offset(64, 256, asc.float32)
+        gx, gz = asc.GlobalTensor(), asc.GlobalTensor()
+        gx.set_global_buffer(x)
+        gz.set_global_buffer(z)
+        asc.data_copy(t, gx, 64)
+        asc.adds(u, t, 1.0, 64)
+        asc.set_flag(asc.HardEvent.V_MTE3, 0)
+        asc.wait_flag(asc.HardEvent.V_MTE3, 0)
+        asc.data_copy(gz, u, 64)
+
+    racy_add[1](np.ones(64, np.float32), np.zeros(64, np.float32))
+''')
+
+
+def test_report_format_mssanitizer_race(tmp_path, capsys):
+    """A race in racecheck's shape: the hazard, then each access's pipe, block and line."""
+    script = tmp_path / "racy.py"
+    script.write_text(RACY_SCRIPT)
+    assert main(["check", "--quiet", "--report-format", "mssanitizer", str(script)]) == 1
+    lines = [line for line in capsys.readouterr().out.splitlines()
+             if line.startswith("======")]
+    assert lines[0] == "====== ERROR: Potential RAW hazard detected at UB in racy_add:"
+    assert lines[1].startswith("======    PIPE_MTE2 Write at byte 0 in block 0 (aiv) ")
+    assert lines[1].endswith("racy.py:15")
+    assert lines[2].startswith("======    PIPE_V Read at byte 0 in block 0 (aiv) ")
+    assert lines[2].endswith("racy.py:16")
+    assert "[racecheck: race]" in lines[3]
+
+
+def test_mssanitizer_shape_of_other_categories():
     from ascsim.sim.findings import Finding
-    from ascsim.sim.report import KernelReport
+    from ascsim.sim.report import CoreReport, KernelReport
 
     findings = [
-        Finding("race", "V write then MTE3 read", (("k.py", 3), ("k.py", 5)), "add a flag", 1,
-                2, {"buffer": "UB", "start": 0, "stop": 64}),
+        Finding("cross-core-race", "core 1 reads what core 0 wrote", (("k.py", 3), ("k.py", 5)),
+                "add a flag", 1, 2, {"buffer": "GM 'y'", "start": 0, "stop": 64,
+                                     "other_core": 0, "hazard": "RAW",
+                                     "pipes": ("MTE3", "MTE2")}),
         Finding("uninitialized-read", "reads bytes never written", (("k.py", 7),), "", 0, 1,
                 {"buffer": "UB", "start": 32, "stop": 96}),
         Finding("queue-misuse", "deque of an empty queue", (("k.py", 9),)),
     ]
-    report = KernelReport("k", "Ascend910B1", "AIV_ONLY", 1, 2.0, 1.0, [], findings)
+    cores = [CoreReport(i, "AIV", i, 0.0, 1.0, {}, 1) for i in (0, 1)]
+    report = KernelReport("k", "Ascend910B1", "AIV_ONLY", 2, 2.0, 1.0, cores, findings)
     text = format_report([report])
-    assert "====== WARNING: possible data race of size 64" in text
-    assert "======    code in k.py:3\n======    code in k.py:5" in text
-    assert "on core 1, 2 times [racecheck: race]" in text
+    assert ("====== ERROR: Potential RAW hazard detected at GM in k:\n"
+            "======    PIPE_MTE3 Write at byte 0 in block 0 (aiv) k.py:3\n"
+            "======    PIPE_MTE2 Read at byte 0 in block 1 (aiv) k.py:5\n") in text
+    assert "on core 1, 2 times [racecheck: cross-core-race]" in text
     assert "====== WARNING: uninitialized read of size 64\n======    at byte 32 on UB" in text
     assert "====== WARNING: queue misuse\n======    code in k.py:9" in text
     assert all(line.startswith("======") for line in text.splitlines())

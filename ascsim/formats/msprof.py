@@ -55,6 +55,9 @@ PIPE_UTILIZATION_PIPES = {
     "AIV": (("vec", "V"), ("scalar", "S"), ("mte2", "MTE2"), ("mte3", "MTE3")),
 }
 KIND_PREFIX = {"AIC": "aic", "AIV": "aiv"}
+#: op_summary names the AIC's own time ``aicore_time(us)`` (the AIV's is ``aiv_time(us)``);
+#: PipeUtilization.csv names it ``aic_time(us)``.
+OP_SUMMARY_TIME = {"AIC": "aicore_time(us)", "AIV": "aiv_time(us)"}
 
 OP_SUMMARY_HEAD = ("Device_id", "Task ID", "Op Name", "OP Type", "Task Type",
                    "Task Start Time(us)", "Task Duration(us)", "Task Wait Time(us)",
@@ -79,8 +82,8 @@ def _kinds(report: KernelReport) -> tuple[str, ...]:
     return tuple(k for k in ("AIC", "AIV") if k in present)
 
 
-def _pipe_columns(prefix: str, pipes) -> list[str]:
-    cols = [f"{prefix}_time(us)", f"{prefix}_total_cycles"]
+def _pipe_columns(prefix: str, pipes, time_column: str | None = None) -> list[str]:
+    cols = [time_column or f"{prefix}_time(us)", f"{prefix}_total_cycles"]
     for stem, _ in pipes:
         cols += [f"{prefix}_{stem}_time(us)", f"{prefix}_{stem}_ratio"]
     return cols
@@ -101,7 +104,8 @@ def op_summary_columns(reports: Sequence[KernelReport]) -> list[str]:
     cols = list(OP_SUMMARY_HEAD)
     for kind in ("AIC", "AIV"):
         if kind in kinds:
-            cols += _pipe_columns(KIND_PREFIX[kind], OP_SUMMARY_PIPES[kind])
+            cols += _pipe_columns(KIND_PREFIX[kind], OP_SUMMARY_PIPES[kind],
+                                  OP_SUMMARY_TIME[kind])
     return cols
 
 
@@ -137,7 +141,7 @@ def op_summary_rows(reports: Sequence[KernelReport]) -> list[dict]:
         for kind in _kinds(report):
             pipes = OP_SUMMARY_PIPES[kind]
             time_us, busy = _kind_means(report, kind)
-            names = _pipe_columns(KIND_PREFIX[kind], pipes)
+            names = _pipe_columns(KIND_PREFIX[kind], pipes, OP_SUMMARY_TIME[kind])
             row.update(zip(names, _pipe_values(time_us, busy, pipes, clock)))
         rows.append(row)
         start += report.device_time_us
