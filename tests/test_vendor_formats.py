@@ -87,14 +87,14 @@ def test_msprof_files_of_a_mix_launch(matmul_run, tmp_path):
     _close(basic["Task Duration(us)"], report.device_time_us)
     assert float(basic["Current Freq"]) == round(clock)
 
-    # Hotspots: per core, the lines' and the instructions' cycles both add up to the busy
-    # cycles of the core's instructions.
+    # Hotspots: per core, the lines' and the instructions' cycles both add up to the cycles
+    # of the core's instructions (each from its start to its result).
     launch = launches[0]
     for core in launch.cores:
         name = vendor_core(launch.kind, core.kind, core.block_idx).directory
         code = _rows(str(folder / "simulator" / name / f"{name}_code_exe.csv"))
         instr = _rows(str(folder / "simulator" / name / f"{name}_instr_exe.csv"))
-        busy = sum(i.end - i.start for i in core.instrs)
+        busy = sum(i.done - i.start for i in core.instrs)
         assert sum(int(r["call_count"]) for r in code) == len(core.instrs)
         assert sum(int(r["call_count"]) for r in instr) == len(core.instrs)
         assert abs(sum(int(r["cycles"]) for r in code) - busy) <= len(code)

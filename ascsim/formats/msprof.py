@@ -194,8 +194,10 @@ def _instruction_detail(ins) -> str:
 def hotspot_rows(core, clock_mhz: float) -> tuple[list[dict], list[dict]]:
     """(code_exe rows, instr_exe rows) of one simulated core, hottest first.
 
-    code_exe: per kernel source line, the instructions it issued (``call_count``), their busy
-    cycles summed (``cycles``: from each one's start on its pipe to its end) and that in µs.
+    code_exe: per kernel source line, the instructions it issued (``call_count``), their
+    cycles summed (``cycles``: each one from its start on its pipe until its result is ready,
+    as its slice in the trace; instructions that overlap on a pipe each count in full, so a
+    line's cycles can exceed its pipe's busy time) and that in µs.
     instr_exe: the same per instruction kind, pipe and line (the simulator has no PC address:
     ``detail`` names the line, and for a copy its path and bytes). Scalar issue work that is
     no instruction of its own (address arithmetic, loop control) is in neither table.
@@ -203,7 +205,7 @@ def hotspot_rows(core, clock_mhz: float) -> tuple[list[dict], list[dict]]:
     lines: dict[str, list] = {}
     instrs: dict[tuple, list] = {}
     for ins in core.instrs:
-        cycles = ins.end - ins.start
+        cycles = ins.done - ins.start
         code = format_location(ins.loc) if ins.loc else "?"
         entry = lines.setdefault(code, [0, 0.0])
         entry[0] += 1
