@@ -27,6 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import yaml
+from rich.markup import escape
 from rich.table import Table
 
 from ascsim.sim.report import KernelReport
@@ -278,17 +279,18 @@ STATUS_STYLE = {"ok": "green", "slower": "bold red", "faster": "yellow", "no bud
 
 
 def verdict_table(verdict: Verdict) -> Table:
+    """The gate's table: one row per launch (and per entry not run); the launch's memory
+    arguments go under its kernel name, so the numbers keep their columns."""
     table = Table(title="device time against the budget", title_justify="left",
                   show_edge=False)
-    numbers = ("blocks", "µs", "budget µs", "change", "tolerance")
-    for col in ("kernel", "SoC", "blocks", "shapes", "µs", "budget µs", "change", "tolerance",
-                "status"):
-        # Every column but the shapes keeps its cells whole; the shapes wrap.
-        table.add_column(col, justify="right" if col in numbers else "left",
-                         no_wrap=col != "shapes", overflow="fold")
+    table.add_column("kernel (memory arguments)", overflow="fold", ratio=1)
+    for col in ("SoC", "blocks", "µs", "budget µs", "change", "tolerance", "status"):
+        table.add_column(col, justify="left" if col in ("SoC", "status") else "right",
+                         no_wrap=True)
     for r in verdict.rows:
+        launch = r.kernel + (f"\n[dim]{escape(r.shapes)}[/]" if r.shapes else "")
         table.add_row(
-            r.kernel, r.soc, str(r.blocks), r.shapes or "-",
+            launch, r.soc, str(r.blocks),
             "-" if r.us is None else f"{r.us:.3f}",
             "-" if r.budget_us is None else f"{r.budget_us:.3f}",
             "-" if r.change is None else f"{r.change:+.1%}",
