@@ -16,8 +16,9 @@ pytest plugin :mod:`ascsim.pytest_plugin`). A budget file is YAML::
 A launch matches the entry with its kernel, SoC, blocks and shapes (KernelReport.shapes). It
 is *slower* when its time exceeds ``us × (1 + tolerance)`` — the gate fails — and *faster* when
 it is below ``us × (1 − tolerance)``: the gate passes and says so, so that the budget can be
-tightened (``--budget-write`` the file again). A launch with no entry, and an entry no launch
-matched, are listed but do not fail the gate.
+tightened (``--budget-write`` the file again). A launch with no entry, an entry no launch
+matched and a launch that stopped with an error (its time covers only what ran; the error
+fails the run) are listed but do not fail the gate.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from ascsim.sim.report import KernelReport
 #: change that moves a time by a rounding step, narrow enough to catch a lost double buffer.
 DEFAULT_TOLERANCE = 0.02
 
-STATUSES = ("ok", "slower", "faster", "no budget", "not run")
+STATUSES = ("ok", "slower", "faster", "no budget", "not run", "failed")
 
 
 class BudgetError(ValueError):
@@ -200,7 +201,8 @@ class VerdictRow:
         kernel, soc, blocks, shapes: the launch (or the entry, for "not run").
         us: the launch's device time (None for "not run").
         budget_us, tolerance: the entry's (None for "no budget").
-        status: one of :data:`STATUSES`.
+        status: one of :data:`STATUSES` ("failed": the launch stopped with an error and is
+            not checked).
     """
 
     kernel: str
@@ -242,6 +244,8 @@ class Verdict:
             parts.append(f"{self.count('no budget')} without a budget entry")
         if self.count("not run"):
             parts.append(f"{self.count('not run')} budget entries not run")
+        if self.count("failed"):
+            parts.append(f"{self.count('failed')} stopped with an error (not checked)")
         verdict = "FAILED" if self.failed else "passed"
         return f"budget {verdict}: " + ", ".join(parts)
 
@@ -260,6 +264,15 @@ def check(book: Budget, reports: Sequence[KernelReport]) -> Verdict:
     matched = set()
     for r in reports:
         entry = book.find(r)
+        if r.failed:
+            # Stopped with an error: its time covers what ran, nothing to hold to a budget
+            # (the script's own error fails the run).
+            if entry is not None:
+                matched.add(entry.key)
+            rows.append(VerdictRow(r.kernel, r.soc, r.block_num, r.shapes, r.device_time_us,
+                                   entry.us if entry else None,
+                                   entry.tolerance if entry else None, "failed"))
+            continue
         if entry is None:
             rows.append(VerdictRow(r.kernel, r.soc, r.block_num, r.shapes, r.device_time_us,
                                    None, None, "no budget"))
@@ -275,7 +288,7 @@ def check(book: Budget, reports: Sequence[KernelReport]) -> Verdict:
 
 
 STATUS_STYLE = {"ok": "green", "slower": "bold red", "faster": "yellow", "no budget": "dim",
-                "not run": "dim"}
+                "not run": "dim", "failed": "red"}
 
 
 def verdict_table(verdict: Verdict) -> Table:

@@ -51,6 +51,11 @@ def test_statuses_at_the_tolerance_edges():
     assert [r.status for r in other.rows] == ["no budget", "not run"]
     assert not other.failed
     assert budget.check(book, [_report(us=20.0)]).failed
+    stopped = _report(us=2.0)
+    stopped.failed = True
+    verdict = budget.check(book, [stopped])
+    assert [r.status for r in verdict.rows] == ["failed"] and not verdict.failed
+    assert "1 stopped with an error (not checked)" in verdict.summary()
 
 
 @pytest.mark.parametrize("data,message", [
