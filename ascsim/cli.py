@@ -177,10 +177,16 @@ def _run(ns, console: Console) -> int:
     if ns.msprof:
         from ascsim.formats.msprof import write_msprof
 
-        written = write_msprof(ns.msprof, run.launches, reports)
-        console.print(f"msprof: {len(written)} files in {ns.msprof} (op_summary.csv, and per "
-                      "launch OPPROF_<nn>_<kernel>/)", highlight=False)
-    status = _budget(ns, reports, console) or status
+        try:
+            written = write_msprof(ns.msprof, run.launches, reports)
+        except OSError as exc:
+            console.print(f"[red]ascsim:[/] --msprof: cannot write {ns.msprof}: {exc}")
+            status = status or 2
+        else:
+            console.print(f"msprof: {len(written)} files in {ns.msprof} (op_summary.csv, and "
+                          "per launch OPPROF_<nn>_<kernel>/)", highlight=False)
+    gate = _budget(ns, reports, console)  # the script's own failure comes first
+    status = status or gate
     if ns.trace:
         n = write_trace(ns.trace, run.launches, reports)
         console.print(f"trace: {ns.trace} ({n} events) — open it in https://ui.perfetto.dev "

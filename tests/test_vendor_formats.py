@@ -255,3 +255,11 @@ def test_mssanitizer_shape_of_other_categories():
     assert "====== WARNING: uninitialized read of size 64\n======    at byte 32 on UB" in text
     assert "====== WARNING: queue misuse\n======    code in k.py:9" in text
     assert all(line.startswith("======") for line in text.splitlines())
+
+
+def test_msprof_into_a_path_that_is_a_file(tmp_path, capsys):
+    script, taken = tmp_path / "racy.py", tmp_path / "taken"
+    script.write_text(RACY_SCRIPT)
+    taken.write_text("")
+    assert main(["run", "--quiet", "--msprof", str(taken), str(script)]) == 2
+    assert f"--msprof: cannot write {taken}" in capsys.readouterr().out
