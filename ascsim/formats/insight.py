@@ -35,8 +35,9 @@ def insight_events(launch, report) -> list[dict]:
                        "args": {"name": name}})
         events.append({"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0,
                        "args": {"sort_index": pid}})
+        used = {ins.pipe for ins in core.instrs}
         for tid, pipe in enumerate(PIPES):
-            if not any(ins.pipe == pipe for ins in core.instrs):
+            if pipe not in used:
                 continue
             events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
                            "args": {"name": PIPE_LANES[pipe]}})

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from ascsim.formats.cores import vendor_core
 from ascsim.formats.insight import write_insight_trace
 from ascsim.hw import get_soc
+from ascsim.sim.profile import instr_transfer
 from ascsim.sim.report import KernelReport
 from ascsim.sim.source import format_location
 
@@ -184,8 +185,6 @@ def pipe_utilization_rows(report: KernelReport) -> list[dict]:
 
 
 def _instruction_detail(ins) -> str:
-    from ascsim.sim.profile import instr_transfer
-
     moved = instr_transfer(ins)
     where = format_location(ins.loc) if ins.loc else ""
     return where if moved is None else f"{where} {moved[0]} {moved[1]} B".strip()
