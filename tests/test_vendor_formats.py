@@ -263,3 +263,27 @@ def test_msprof_into_a_path_that_is_a_file(tmp_path, capsys):
     taken.write_text("")
     assert main(["run", "--quiet", "--msprof", str(taken), str(script)]) == 2
     assert f"--msprof: cannot write {taken}" in capsys.readouterr().out
+
+
+def test_msprof_files_of_a_cube_only_launch(tmp_path):
+    """examples/matmul_cube_only.py: AI_CORE, AIC columns only, one cubecore folder per block."""
+    with SESSION.collect(launches=True) as run:
+        run_script(os.path.join(EXAMPLES, "matmul_cube_only.py"), ["-r", "Model", "-v",
+                                                                   "Ascend910B1"])
+    write_msprof(str(tmp_path), run.launches, run.reports)
+    report = run.reports[0]
+    (summary,) = _rows(str(tmp_path / "op_summary.csv"))
+    assert summary["Task Type"] == "AI_CORE" and summary["Mix Block Dim"] == NA
+    assert not any(col.startswith("aiv_") for col in summary)
+    cores = report.cores
+    _close(summary["aicore_time(us)"], sum(c.time_us for c in cores) / len(cores))
+    _close(summary["aic_mte2_time(us)"],
+           sum(c.pipe_busy_us.get("MTE2", 0.0) for c in cores) / len(cores))
+    folder = tmp_path / f"OPPROF_00_{report.kernel}"
+    rows = _rows(str(folder / "PipeUtilization.csv"))
+    assert [r["block_id"] for r in rows] == [str(c.block_idx) for c in cores]
+    assert {r["sub_block_id"] for r in rows} == {"cube0"}
+    for row, core in zip(rows, cores):
+        _close(row["aic_cube_time(us)"], core.pipe_busy_us.get("M", 0.0))
+    dirs = sorted(p.name for p in (folder / "simulator").iterdir() if p.is_dir())
+    assert dirs == sorted(f"core{c.block_idx}.cubecore0" for c in cores)
