@@ -1,4 +1,4 @@
-"""The ``ascsim`` command: run | check | info | demo | bench | tune."""
+"""The ``ascsim`` command: run | check | info | diff | demo | bench | tune."""
 
 from __future__ import annotations
 
@@ -22,6 +22,21 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timing-only", action="store_true",
                    help="time and check the kernels without computing values: outputs are "
                    "left as they were (also ASCSIM_TIMING_ONLY=1)")
+    p.add_argument("--msprof", metavar="DIR",
+                   help="also write msprof's files for every launch into DIR: op_summary.csv, "
+                   "and per launch OpBasicInfo.csv, PipeUtilization.csv, per-core code_exe.csv "
+                   "/ instr_exe.csv hotspots and a MindStudio Insight trace.json")
+    p.add_argument("--report-format", choices=("ascsim", "mssanitizer"), default="ascsim",
+                   help="print findings in ascsim's form (default) or msSanitizer's report "
+                   "shape")
+    p.add_argument("--budget", metavar="FILE",
+                   help="a YAML budget of device times (kernel, SoC, shapes -> µs, tolerance): "
+                   "exit 1 with a table when a launch is slower than its budget")
+    p.add_argument("--budget-write", metavar="FILE",
+                   help="write (or update) a budget file with this run's device times")
+    p.add_argument("--tolerance", type=float, default=None, metavar="FRACTION",
+                   help="with --budget-write: the tolerance written for new entries "
+                   "(default 0.02, i.e. 2 %%)")
     p.add_argument("--soc", metavar="NAME",
                    help="the simulated SoC for scripts that name none (a script's -v wins); "
                    "default Ascend910B1")
@@ -90,6 +105,15 @@ def build_parser() -> argparse.ArgumentParser:
                       help="how many of pyasc's exported names ascsim implements, per module")
     info.add_argument("--list", action="store_true",
                       help="with --api: also list the names that refuse or are missing")
+    diff = sub.add_parser("diff", help="run a script on two SoCs and compare its kernels side "
+                          "by side (times, pipes, findings); exit 1 when they differ")
+    diff.add_argument("--soc", action="append", default=[], metavar="NAME", required=True,
+                      help="a SoC to run on; give it twice: --soc A --soc B")
+    diff.add_argument("--timing-only", action="store_true",
+                      help="time and check without computing values (faster)")
+    diff.add_argument("script", help="the script to run")
+    diff.add_argument("args", nargs=argparse.REMAINDER,
+                      help="arguments for the script (its -v PLATFORM is dropped)")
     sub.add_parser("demo", help="run the bundled examples and show what ascsim reports")
     from ascsim.bench.cli import add_parser as add_bench_parser
 
@@ -124,7 +148,7 @@ def _run(ns, console: Console) -> int:
         SESSION.timing_only = True
     status = 0
     # Every launch of the script is printed at the end (and drawn, with --trace).
-    with SESSION.collect(launches=bool(ns.trace)) as run:
+    with SESSION.collect(launches=bool(ns.trace or ns.msprof)) as run:
         try:
             if ns.module is not None:
                 run_module(ns.module, ns.module_args)
@@ -139,12 +163,30 @@ def _run(ns, console: Console) -> int:
     if any(not r.values_computed for r in reports):
         console.print("[bold yellow]ascsim: timing-only run: the kernels' outputs were not "
                       "computed; the script's own result checks cannot pass[/]")
+    sanitizer = ns.report_format == "mssanitizer"
     if not ns.quiet:
-        print_reports(reports, console, cores=not ns.no_cores)
+        print_reports(reports, console, cores=not ns.no_cores, findings=not sanitizer)
         if ns.profile:
             from ascsim.display import print_profiles
 
             print_profiles(reports, console)
+    if sanitizer:
+        from ascsim.formats.mssanitizer import format_report
+
+        print(format_report(reports), flush=True)
+    if ns.msprof:
+        from ascsim.formats.msprof import write_msprof
+
+        try:
+            written = write_msprof(ns.msprof, run.launches, reports)
+        except OSError as exc:
+            console.print(f"[red]ascsim:[/] --msprof: cannot write {ns.msprof}: {exc}")
+            status = status or 2
+        else:
+            console.print(f"msprof: {len(written)} files in {ns.msprof} (op_summary.csv, and "
+                          "per launch OPPROF_<nn>_<kernel>/)", highlight=False)
+    gate = _budget(ns, reports, console)  # the script's own failure comes first
+    status = status or gate
     if ns.trace:
         n = write_trace(ns.trace, run.launches, reports)
         console.print(f"trace: {ns.trace} ({n} events) — open it in https://ui.perfetto.dev "
@@ -158,6 +200,30 @@ def _run(ns, console: Console) -> int:
             console.print("[green]no findings[/]")
         return status or (1 if findings else 0)
     return status
+
+
+def _budget(ns, reports, console: Console) -> int:
+    """``--budget-write``, then ``--budget``: 1 when a launch is over its budget."""
+    from ascsim import budget
+
+    if ns.budget_write:
+        try:
+            n = budget.write_budget(ns.budget_write, reports, tolerance=ns.tolerance)
+        except budget.BudgetError as exc:
+            console.print(f"[red]ascsim:[/] --budget-write: {exc}")
+            return 2
+        console.print(f"budget: {n} entries in {ns.budget_write}", highlight=False)
+    if not ns.budget:
+        return 0
+    try:
+        book = budget.load_budget(ns.budget)
+    except (OSError, budget.BudgetError) as exc:
+        console.print(f"[red]ascsim:[/] --budget: {exc}")
+        return 2
+    verdict = budget.check(book, reports)
+    console.print(budget.verdict_table(verdict))
+    console.print(verdict.summary(), highlight=False, soft_wrap=True)
+    return 1 if verdict.failed else 0
 
 
 def _api_coverage(ns, console: Console) -> int:
@@ -220,6 +286,12 @@ def _info(ns, console: Console) -> int:
     return 0
 
 
+def _diff(ns, console: Console) -> int:
+    from ascsim.diff import diff_script
+
+    return diff_script(ns.script, ns.args, ns.soc, console, timing_only=ns.timing_only)
+
+
 def _demo(ns, console: Console) -> int:
     from ascsim.demo import run_demo
 
@@ -244,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     ns.module_args = module_args
     # Tables are wider than a pipe's default 80 columns; keep them readable in logs too.
     console = Console(width=None if sys.stdout.isatty() else 110)
-    handlers = {"run": _run, "check": _run, "info": _info, "demo": _demo,
+    handlers = {"run": _run, "check": _run, "info": _info, "diff": _diff, "demo": _demo,
                 "bench": _bench, "tune": _tune}
     return handlers[ns.command](ns, console)
 

@@ -55,7 +55,10 @@ def core_table(report: KernelReport) -> Table:
     return table
 
 
-def print_reports(reports, console: Console | None = None, cores: bool = True) -> None:
+def print_reports(reports, console: Console | None = None, cores: bool = True,
+                  findings: bool = True) -> None:
+    """Each report's table (and per-core table), and its findings unless ``findings`` is
+    False (``--report-format mssanitizer`` prints them in its own shape)."""
     console = console or Console(stderr=False)
     for report in reports:
         console.print()
@@ -66,7 +69,8 @@ def print_reports(reports, console: Console | None = None, cores: bool = True) -
         console.print(table)
         if cores:
             console.print(core_table(report))
-        print_findings(report, console)
+        if findings:
+            print_findings(report, console)
 
 
 def _si(value: float, unit: str) -> str:

@@ -28,7 +28,7 @@ from ascsim.asc.struct import Struct
 from ascsim.asc.values import GlobalAddress, RuntimeInt
 from ascsim.isa.errors import CheckError, KernelError
 from ascsim.session import SESSION
-from ascsim.sim.host import HostArgument, is_memory
+from ascsim.sim.host import HostArgument, describe, is_memory
 from ascsim.sim.launch import Launch, LaunchConfig, LaunchOptions, fewer_collections
 from ascsim.sim.memory import DeviceMemory
 from ascsim.sim.report import KernelReport
@@ -133,7 +133,9 @@ def run_launch(name: str, body, args: dict, constexpr: set, block_num: int, kind
         else:
             converted[pname] = convert_scalar(pname, value)
     config = LaunchConfig(kernel=name, soc=soc, block_num=block_num, kind=kind,
-                          vector_functions=vf_fusion)
+                          vector_functions=vf_fusion,
+                          arguments=tuple((host.buffer.name, describe(host.value))
+                                          for host in host_args))
     launch = Launch(config, memory, replace(options, hints=PYASC_HINTS))
 
     # The cores' views of a struct share their field values until one of them writes.

@@ -28,7 +28,7 @@ from ascsim.pto.platform import require_pto_soc
 from ascsim.pto.tensor import GmPointer, GmTensor, contiguous_strides
 from ascsim.pto.typing import PtrSpec, TensorSpec
 from ascsim.session import SESSION
-from ascsim.sim.host import HostArgument, is_torch_tensor
+from ascsim.sim.host import HostArgument, describe, is_torch_tensor
 from ascsim.sim.launch import Launch, LaunchConfig, fewer_collections
 from ascsim.sim.memory import DeviceMemory
 from ascsim.sim.report import KernelReport
@@ -291,7 +291,10 @@ class _Launch:
         session = SESSION
         options = session.launch_options()
         config = LaunchConfig(kernel=kernel.name, soc=soc, block_num=self.block_dim,
-                              kind=kernel.kind())
+                              kind=kernel.kind(),
+                              arguments=tuple((name, describe(value))
+                                              for name, value in call.arguments.items()
+                                              if is_torch_tensor(value)))
         launch = Launch(config, memory, replace(options, hints=PTO_HINTS))
         launch.shared[AUTO_MUTEX] = kernel.auto_mutex
         helpers = {parse.SECTION: _section, parse.TICK: _tick, parse.SCALAR: _scalar}

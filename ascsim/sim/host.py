@@ -23,6 +23,18 @@ def is_memory(value) -> bool:
     return is_torch_tensor(value) or isinstance(value, (np.ndarray, bytes, bytearray))
 
 
+def describe(value) -> str:
+    """A memory argument as ``dtype[d0,d1,...]`` (``uint8[n]`` for byte strings): what a
+    launch's report lists of its GM arguments (:attr:`KernelReport.arguments`)."""
+    if is_torch_tensor(value):
+        dtype = str(value.dtype).replace("torch.", "")
+    elif isinstance(value, np.ndarray):
+        dtype = str(value.dtype)
+    else:
+        return f"uint8[{len(value)}]"
+    return f"{dtype}[{','.join(str(int(d)) for d in value.shape)}]"
+
+
 def torch_bytes(tensor) -> tuple[np.ndarray, bool]:
     """The tensor's bytes for GM, and whether they are a writable view of the tensor's own
     memory that results may be copied straight back into (see :meth:`HostArgument.copy_back`).

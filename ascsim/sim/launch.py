@@ -110,6 +110,10 @@ class LaunchConfig:
     block_num: int
     kind: str = "AIV_ONLY"
     vector_functions: bool = False
+    #: The launch's memory arguments as (name, "dtype[d0,d1,...]") in call order
+    #: (:func:`ascsim.sim.host.describe`): they go into the report, where a budget file
+    #: (ascsim/budget.py) tells launches of one kernel on different shapes apart.
+    arguments: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self):
         if self.block_num <= 0:
@@ -447,4 +451,5 @@ class Launch:
             block_num=self.config.block_num,
             device_time_us=soc.cycles_to_us(end) + overhead, launch_overhead_us=overhead,
             cores=core_reports, findings=list(self.findings), bytes_moved=bytes_moved,
-            profile=build_profile(self, end), values_computed=self.values)
+            profile=build_profile(self, end), values_computed=self.values,
+            arguments=tuple(self.config.arguments))

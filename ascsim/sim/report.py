@@ -46,6 +46,14 @@ class KernelReport:
     profile: object | None = None
     # False for a timing-only launch: the outputs were not computed (times are the same).
     values_computed: bool = True
+    # The memory arguments as (name, "dtype[d0,d1,...]"), in call order (LaunchConfig).
+    arguments: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def shapes(self) -> str:
+        """The memory arguments in one string, ``"x=float32[16384] y=float32[16384]"``: with
+        the kernel name and the SoC, what tells one launch of a kernel from another."""
+        return " ".join(f"{name}={desc}" for name, desc in self.arguments)
 
     @property
     def busiest_core(self) -> CoreReport:
@@ -84,5 +92,6 @@ class KernelReport:
             "findings": [f.to_json() for f in self.findings],
             "failed": self.failed,
             "values_computed": self.values_computed,
+            "arguments": [list(a) for a in self.arguments],
             "profile": self.profile.to_json() if self.profile is not None else None,
         }

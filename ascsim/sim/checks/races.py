@@ -30,6 +30,9 @@ from ascsim.sim.checks.periodic import Periodic, byte_hull, columns, intersect, 
 
 EMPTY = (None, ())  # (last write epoch, tuple of read epochs); an epoch is (key, count, instr)
 
+#: (the earlier access wrote, the later one writes) -> the hazard, as msSanitizer names it.
+HAZARDS = {(True, False): "RAW", (False, True): "WAR", (True, True): "WAW"}
+
 
 class AccessMap:
     """Disjoint byte segments of one memory space, each with its access summary."""
@@ -464,6 +467,10 @@ class RaceCheck:
     def _report(self, instr, earlier, kind, write, space, lo, hi, me, other_core,
                 other=None) -> None:
         what = f"{self.describe_space(space)} bytes [{lo}, {hi})"
+        # What the two accesses are, in msSanitizer's words (ascsim/formats/mssanitizer.py):
+        # the hazard (read after write, ...) and the pipes of the earlier and the later one.
+        order = {"hazard": HAZARDS[(kind == "write", write)],
+                 "pipes": (earlier.pipe, instr.pipe)}
         this = "writes" if write else "reads"
         if other_core == me:
             self.launch.findings.report(
@@ -473,7 +480,7 @@ class RaceCheck:
                 "the two pipes", (earlier.loc, instr.loc),
                 hint=self.launch.hint("race-pipes", first=earlier.pipe, second=instr.pipe),
                 core=me, buffer=self.describe_space(space), start=lo, stop=hi,
-                first=earlier.op, second=instr.op)
+                first=earlier.op, second=instr.op, **order)
             return
         both_write = write and kind == "write"
         wrong = None if both_write or kind != "write" or other is None else \
@@ -489,7 +496,7 @@ class RaceCheck:
                 "bytes", (set_loc, earlier.loc, instr.loc),
                 hint=self.launch.hint("cross-core-wrong-pipe", pipe=earlier.pipe),
                 core=me, buffer=self.describe_space(space), start=lo, stop=hi,
-                other_core=other_core)
+                other_core=other_core, **order)
             return
         self.launch.findings.report(
             "cross-core-race",
@@ -500,7 +507,7 @@ class RaceCheck:
             (earlier.loc, instr.loc),
             hint=self.launch.hint("race-cores" if both_write else "race-cross-core"),
             core=me, buffer=self.describe_space(space), start=lo, stop=hi,
-            other_core=other_core)
+            other_core=other_core, **order)
 
 
 def _with_read(old, key, fresh, vc):
