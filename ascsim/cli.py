@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import traceback
 
 from rich.console import Console
 
@@ -128,7 +127,7 @@ def _run(ns, console: Console) -> int:
     import os
 
     from ascsim.display import print_reports
-    from ascsim.runner import run_module, run_script
+    from ascsim.runner import print_script_error, run_module, run_script
     from ascsim.session import SESSION
     from ascsim.sim.trace import write_trace
 
@@ -156,8 +155,8 @@ def _run(ns, console: Console) -> int:
                 run_script(ns.script, ns.args)
         except SystemExit as exc:
             status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        except BaseException:  # noqa: BLE001 - show the script's error, then what ran
-            traceback.print_exc()
+        except BaseException as exc:  # noqa: BLE001 - show the script's error, then what ran
+            print_script_error(exc)
             status = 1
     reports = run.reports
     if any(not r.values_computed for r in reports):

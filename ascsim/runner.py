@@ -14,7 +14,9 @@ import os
 import pkgutil
 import runpy
 import sys
+import traceback
 from dataclasses import dataclass
+from types import TracebackType
 
 from ascsim import npu
 from ascsim.pto import aliases as pto_aliases
@@ -111,12 +113,42 @@ def run_module(name: str, args: list[str]) -> None:
     if not name or name.startswith("-"):
         raise ValueError(f"invalid module name {name!r}: expected e.g. 'pytest'")
     install_frontends()
-    if importlib.util.find_spec(name) is None:
-        raise ModuleNotFoundError(f"no module named {name!r}", name=name)
     saved_argv, saved_path = sys.argv[:], sys.path[:]
-    sys.argv = [name, *args]  # runpy replaces argv[0] with the module's file
-    sys.path.insert(0, os.getcwd())  # as ``python -m`` does
+    sys.path.insert(0, os.getcwd())  # as ``python -m`` does, before looking the module up
     try:
+        if importlib.util.find_spec(name) is None:
+            raise ModuleNotFoundError(f"no module named {name!r}", name=name)
+        sys.argv = [name, *args]  # runpy replaces argv[0] with the module's file
         runpy.run_module(name, run_name="__main__", alter_sys=True)
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
+
+
+#: Modules whose frames lead into the user's code under ``ascsim run``: the command, this
+#: runner and runpy. ``python script.py`` shows none of their like, so neither do we.
+MACHINERY_MODULES = frozenset({"ascsim.cli", "ascsim.runner", "runpy"})
+#: ``ASCSIM_FULL_TRACEBACK=1`` keeps every frame (for debugging ascsim itself).
+FULL_TRACEBACK_ENV = "ASCSIM_FULL_TRACEBACK"
+
+
+def _from_user_code(tb: TracebackType | None) -> TracebackType | None:
+    """``tb`` without its leading machinery frames (None when no frame is the user's: the
+    error came before their code ran, e.g. a syntax error, and its message says where)."""
+    while tb is not None and tb.tb_frame.f_globals.get("__name__") in MACHINERY_MODULES:
+        tb = tb.tb_next
+    return tb
+
+
+def print_script_error(exc: BaseException, file=None) -> None:
+    """Print the traceback of an exception that escaped the user's script or module as Python
+    itself would for ``python script.py``: from the script's frame down, the chained
+    exceptions the same way."""
+    if os.environ.get(FULL_TRACEBACK_ENV) != "1":
+        seen: set[int] = set()
+        chain: BaseException | None = exc
+        while chain is not None and id(chain) not in seen:
+            seen.add(id(chain))
+            chain.__traceback__ = _from_user_code(chain.__traceback__)
+            chain = chain.__cause__ or chain.__context__
+    traceback.print_exception(type(exc), exc, exc.__traceback__,
+                              file=sys.stderr if file is None else file)

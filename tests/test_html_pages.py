@@ -64,3 +64,15 @@ def test_tune_page_escapes_title_knob_values_and_reasons():
                         backend="serial", workers=1, seed=0, budget=2, trials=trials,
                         study_name="s", storage=None, interrupted=False, wall_s=0.0)
     _assert_escaped(tune_html(result, f"Tuning {HOSTILE}", 5), times=2 + 1 + 1)
+
+
+def test_a_column_added_to_the_table_reaches_markdown_and_html(hostile_result, monkeypatch):
+    """The per-case table's columns are data: one more entry, and both reports show it."""
+    from ascsim.bench import report
+
+    kernels = report.VariantColumn("{v} kernels", lambda run: f"k={len(run.timing.kernels)}")
+    monkeypatch.setattr(report, "VARIANT_COLUMNS", (*report.VARIANT_COLUMNS, kernels))
+    md, page = report.to_markdown(hostile_result), report.to_html(hostile_result)
+    for text in (md, page):
+        assert "fused kernels" in text and "semi kernels" in text
+        assert "k=1" in text and "k=2" in text  # fused: one kernel, semi: two

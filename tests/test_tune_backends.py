@@ -156,6 +156,8 @@ def test_an_unknown_start_method_is_refused():
 def local_ray():
     """One local Ray cluster for the module (the backend reuses a running one); its
     workers import from this process's sys.path, as the backend's own local cluster does."""
+    pytest.importorskip("ray", reason="the Ray backend's tests need the ray extra "
+                        "(pip install 'ascsim[ray]', or make test EXTRAS=dev,ray)")
     from ascsim.tune.backends.ray_backend import RayBackend
 
     backend = RayBackend("auto", workers=2)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -92,6 +93,27 @@ def test_operators_run_on_stored_tuned_settings(data_dir):
     _, other = matmul_leaky_relu(a, b, bias, 0.25, variant="fused", soc="Ascend910B4",
                                  return_report=True)
     assert other.notes == ()  # tuned for another SoC only
+
+
+def test_ignored_nests_and_belongs_to_the_thread_that_entered_it(data_dir):
+    entry = tuned.TunedEntry("Ascend910B1", "k", {"fused": tuned.TunedVariant({"a": 1}, 1.0)})
+    tuned.store("some_op", [entry])
+    inside, seen = threading.Event(), []
+
+    def other_thread():  # started before the block: its own context, not ignoring
+        inside.wait(timeout=60)
+        seen.append(tuned.lookup("some_op", "Ascend910B1", "k"))
+
+    worker = threading.Thread(target=other_thread)
+    worker.start()
+    with tuned.ignored():
+        with tuned.ignored():
+            assert tuned.lookup("some_op", "Ascend910B1", "k") is None
+        assert tuned.lookup("some_op", "Ascend910B1", "k") is None  # the outer block holds
+        inside.set()
+        worker.join(timeout=60)
+    assert seen == [entry]
+    assert tuned.lookup("some_op", "Ascend910B1", "k") == entry
 
 
 def test_conv_tiling_knobs_keep_the_result():

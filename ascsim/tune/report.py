@@ -8,6 +8,7 @@ sheet as the bench report's, so both reports look alike.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 from rich.table import Table
@@ -27,14 +28,13 @@ def _config_cells(result: TuneResult, t: TrialRecord) -> list[str]:
 
 def summary_lines(result: TuneResult) -> list[str]:
     evaluated = result.evaluated()
-    ok = sum(1 for t in evaluated if t.status == "ok")
-    infeasible = sum(1 for t in evaluated if t.status == "infeasible")
-    failed = sum(1 for t in evaluated if t.status == "failed")
+    status = Counter(t.status for t in evaluated)
     repeats = len(result.trials) - len(evaluated)
     lines = [f"{len(evaluated)} configurations evaluated of {result.space.grid_size} "
              f"({result.sampler} search, budget {result.budget}, seed {result.seed}) on "
              f"{result.backend} with {result.workers} worker(s) in {result.wall_s:.1f} s: "
-             f"{ok} measured, {infeasible} infeasible, {failed} failed"
+             f"{status['ok']} measured, {status['infeasible']} infeasible, "
+             f"{status['failed']} failed"
              + (f", {repeats} repeated proposals reused" if repeats else "")]
     best = result.best
     if best is None:
@@ -61,10 +61,9 @@ def top_table(result: TuneResult, n: int = 10) -> Table:
 
 
 def _reason_counts(result: TuneResult) -> list[tuple[str, int]]:
-    counts: dict[str, int] = {}
-    for t in result.infeasible():
-        counts[t.reason] = counts.get(t.reason, 0) + 1
-    return sorted(counts.items(), key=lambda kv: -kv[1])
+    """(reason, trials) for the trials that did not measure, most frequent first (ties in the
+    order first seen)."""
+    return Counter(t.reason for t in result.infeasible()).most_common()
 
 
 def to_json(result: TuneResult) -> str:

@@ -10,10 +10,11 @@ configurations first.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import optuna
@@ -60,10 +61,21 @@ def tpe_sampler(seed: int, told: int, budget: int) -> TPESampler:
                       multivariate=True)
 
 
+@contextlib.contextmanager
+def optuna_quiet() -> Iterator[None]:
+    """Optuna's INFO line per trial off for the block (ascsim shows its own progress); the
+    verbosity the process had is back afterwards (optuna's logging is process-wide)."""
+    before = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    try:
+        yield
+    finally:
+        optuna.logging.set_verbosity(before)
+
+
 def open_study(space: Space, *, storage: str | None, study_name: str, seed: int,
                objective: str, use_grid: bool) -> optuna.Study:
     """Create the study, or load it to resume when the storage already holds it."""
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
     sampler = BatchGridSampler(space.to_json(), seed=seed) if use_grid else \
         tpe_sampler(seed, 0, 1)
     study = optuna.create_study(storage=storage, study_name=study_name, direction="minimize",

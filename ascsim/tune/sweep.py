@@ -145,6 +145,7 @@ class _Run:
             raise
 
 
+@studies.optuna_quiet()
 def search(run_fn: Callable[..., Any], space: Space | Mapping[str, Any] | str, *,
            budget: int = 64, workers: int | None = None, seed: int = 0,
            objective: str = "device_time_us", storage: str | os.PathLike | None = None,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,19 +21,20 @@ import yaml
 DATA_DIR = Path(__file__).parent / "data"
 
 _CACHE: dict[str, dict[tuple[str, str], TunedEntry]] = {}
-#: Set while tuned settings are ignored (``ignored()``: untuned baselines, the tuner itself).
-_IGNORED = [False]
+#: True while tuned settings are ignored (``ignored()``: untuned baselines, the tuner itself).
+#: A context variable, so the setting belongs to the thread or task that entered the block
+#: and is undone exactly, however blocks nest.
+_IGNORED: ContextVar[bool] = ContextVar("ascsim_tuned_ignored", default=False)
 
 
 @contextlib.contextmanager
 def ignored() -> Iterator[None]:
     """Operators run on their default settings inside the block."""
-    before = _IGNORED[0]
-    _IGNORED[0] = True
+    token = _IGNORED.set(True)
     try:
         yield
     finally:
-        _IGNORED[0] = before
+        _IGNORED.reset(token)
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,7 @@ def load(op: str) -> dict[tuple[str, str], TunedEntry]:
 
 def lookup(op: str, soc: str, key: str) -> TunedEntry | None:
     """The tuned settings of ``op`` for problem ``key`` on ``soc``, if any."""
-    return None if _IGNORED[0] else load(op).get((soc, key))
+    return None if _IGNORED.get() else load(op).get((soc, key))
 
 
 def store(op: str, new: list[TunedEntry], path: Path | None = None) -> Path:
