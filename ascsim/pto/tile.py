@@ -161,7 +161,9 @@ class Tile:
     def np_dtype(self) -> np.dtype:
         return self.ttype.dtype.np_dtype
 
+    @property
     def valid_shape(self) -> tuple[int, int]:
+        """``tile.valid_shape[i]``: the current valid rows and columns."""
         return self.valid[0], self.valid[1]
 
     # -- as instruction operands
