@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 from ascsim.pto.simt import threads as _threads
 from ascsim.pto.simt.function import SimtFunction, simt_function
-from ascsim.pto.simt.launch import launch
+from ascsim.pto.simt.launch import launch as _launch
 
 
 def thread_idx() -> _threads.Dim3:
@@ -46,7 +46,7 @@ def warp_size() -> int:
 
 
 #: ``pl.simt``.
-simt = SimpleNamespace(function=simt_function, launch=launch, thread_idx=thread_idx,
+simt = SimpleNamespace(function=simt_function, launch=_launch, thread_idx=thread_idx,
                        block_dim=block_dim, block_idx=block_idx, grid_dim=grid_dim,
                        linear_thread_idx=linear_thread_idx, warp_size=warp_size)
 

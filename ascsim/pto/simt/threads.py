@@ -26,7 +26,7 @@ import numpy as np
 
 from ascsim.isa import SimtAccess
 from ascsim.pto.layout import OFFSETS
-from ascsim.pto.ops.common import KernelError, current_core, user_location
+from ascsim.pto.ops.common import KernelError, user_location
 from ascsim.pto.tensor import GmTensor
 from ascsim.pto.tile import Tile
 
