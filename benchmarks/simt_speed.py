@@ -7,8 +7,8 @@ Ascend950PR_9579, timed on the host in the same run:
 * ``simt``: a SIMT function ``data[0, tid] = data[0, tid] + delta``, all threads together (one
   numpy gather, add and scatter per statement);
 * ``simt, divergent``: the same with a branch on the thread id (both sides masked);
-* ``simt, per thread``: the same body with a ``break`` in a loop, which ascsim runs thread by
-  thread (the fall-back for control flow that masking cannot express).
+* ``simt, per thread``: the same body after an early ``return`` in a branch, which ascsim runs
+  thread by thread (the fall-back for control flow that masking does not express).
 
 Prints each launch's wall time per kernel call and its ratio to the tile form, and the
 per-thread fall-back's ratio to the vectorised launch::
@@ -49,9 +49,9 @@ def add_divergent(data: pl.Tile[[1, N], pl.DT_FP32], delta: pl.DT_FP32):
 @pl.simt.function(max_threads=N)
 def add_per_thread(data: pl.Tile[[1, N], pl.DT_FP32], delta: pl.DT_FP32):
     tid = pl.simt.linear_thread_idx()
-    for _ in pl.range(0, 1):
-        data[0, tid] = data[0, tid] + delta
-        break
+    if tid >= N:
+        return
+    data[0, tid] = data[0, tid] + delta
 
 
 def _kernel(body):

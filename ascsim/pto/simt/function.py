@@ -22,7 +22,7 @@ from ascsim.sim.source import user_location
 #: The helper each rewritten name stands for.
 HELPER_VALUES = {
     rewrite.LOAD: threads.load, rewrite.STORE: threads.store, rewrite.MERGE: threads.merge,
-    rewrite.BRANCH: threads.Branch, rewrite.LOOP: threads.Loop, rewrite.RANGE: threads.simt_range,
+    rewrite.BRANCH: threads.Branch, rewrite.LOOP: threads.Loop,
     rewrite.SELECT: threads.select, rewrite.AND: threads.logical_and,
     rewrite.OR: threads.logical_or, rewrite.NOT: threads.logical_not,
     rewrite.MIN: threads.minimum, rewrite.MAX: threads.maximum, rewrite.CAST: threads.cast,

@@ -3,8 +3,9 @@
 The rewrite (see :mod:`ascsim.pto.simt.threads` for what each helper does):
 
 * ``x[i, j]`` / ``x[i, j] = v`` on a tile or tensor -> one element access per thread;
-* ``if`` / ``while`` / ``for ... in pl.range(...)`` -> masked control flow when the condition or
-  the bounds differ between threads (plain Python when they do not);
+* ``if`` / ``while`` / ``for ... in pl.range(...)`` / ``break`` / ``continue`` -> masked control
+  flow when the condition or the bounds differ between threads (plain Python when they do
+  not);
 * inside such control flow, ``name = value`` keeps the old value in the inactive threads;
 * ``a if c else b``, ``and``, ``or``, ``not``, ``min``, ``max``, ``int``, ``float`` -> their
   per-thread forms;
@@ -26,7 +27,6 @@ STORE = "__simt_store__"
 MERGE = "__simt_merge__"
 BRANCH = "__simt_if__"
 LOOP = "__simt_while__"
-RANGE = "__simt_range__"
 SELECT = "__simt_select__"
 AND = "__simt_and__"
 OR = "__simt_or__"
@@ -35,7 +35,7 @@ MIN = "__simt_min__"
 MAX = "__simt_max__"
 CAST = "__simt_cast__"
 OPS = "__simt_ops__"
-HELPERS = (LOAD, STORE, MERGE, BRANCH, LOOP, RANGE, SELECT, AND, OR, NOT, MIN, MAX, CAST, OPS)
+HELPERS = (LOAD, STORE, MERGE, BRANCH, LOOP, SELECT, AND, OR, NOT, MIN, MAX, CAST, OPS)
 
 #: Expression nodes that are one operation each (a warp instruction of the thread).
 OPERATIONS = (ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.Call, ast.Subscript,
@@ -64,12 +64,10 @@ def _count(nodes) -> int:
 
 
 def needs_per_thread(fn: ast.FunctionDef) -> str | None:
-    """Why the function cannot run its threads together (None: it can): control flow that
-    leaves a branch or loop early, or unpacking assignments inside one."""
+    """Why the function cannot run its threads together (None: it can): a return inside a
+    branch or loop, or an unpacking assignment inside one."""
     def walk(stmts, depth: int):
         for stmt in stmts:
-            if isinstance(stmt, (ast.Break, ast.Continue)):
-                return f"line {stmt.lineno}: {type(stmt).__name__.lower()}"
             if isinstance(stmt, ast.Return) and depth:
                 return f"line {stmt.lineno}: a return inside a branch or loop"
             if depth and isinstance(stmt, ast.Assign) and not all(
@@ -155,6 +153,7 @@ class _Statements:
         self.filename = filename
         self.expressions = _Expressions(filename)
         self.serial = 0
+        self.loops: list[str] = []  # the names of the enclosing loops' Loop objects
 
     def _fail(self, cls, node, what: str):
         raise cls(what, (self.filename, getattr(node, "lineno", 0)))
@@ -253,16 +252,29 @@ class _Statements:
             out.append(ast.copy_location(ast.If(test, [guarded], []), stmt))
         return out
 
+    def _loop(self, stmt, make_loop, depth: int) -> list:
+        """``name = Loop()``, the loop ``make_loop(load of name)`` with the body rewritten
+        inside it, ``name.leave()``."""
+        name = self._name("l")
+        load = ast.Name(name, ast.Load())
+        self.loops.append(name)
+        try:
+            loop = make_loop(load, self.block(stmt.body, depth + 1))
+        finally:
+            self.loops.pop()
+        leave = ast.Expr(ast.Call(ast.Attribute(load, "leave", ast.Load()), [], []))
+        return [ast.copy_location(ast.Assign([ast.Name(name, ast.Store())], _call(LOOP)), stmt),
+                ast.copy_location(loop, stmt), ast.copy_location(leave, stmt)]
+
     def _While(self, stmt: ast.While, depth: int) -> list:
         if stmt.orelse:
             self._fail(UnsupportedFeatureError, stmt, "while ... else is not supported")
-        name = self._name("w")
-        load = ast.Name(name, ast.Load())
-        test = ast.Call(ast.Attribute(load, "test", ast.Load()), [self._expr(stmt.test)], [])
-        leave = ast.Expr(ast.Call(ast.Attribute(load, "leave", ast.Load()), [], []))
-        loop = ast.While(test, self.block(stmt.body, depth + 1), [])
-        return [ast.copy_location(ast.Assign([ast.Name(name, ast.Store())], _call(LOOP)), stmt),
-                ast.copy_location(loop, stmt), ast.copy_location(leave, stmt)]
+        test = self._expr(stmt.test)
+
+        def make(load, body):
+            check = ast.Call(ast.Attribute(load, "test", ast.Load()), [test], [])
+            return ast.While(check, body, [])
+        return self._loop(stmt, make, depth)
 
     def _For(self, stmt: ast.For, depth: int) -> list:
         if not _is_range_call(stmt.iter):
@@ -270,9 +282,25 @@ class _Statements:
                        "pl.range(...)")
         if stmt.orelse:
             self._fail(UnsupportedFeatureError, stmt, "for ... else is not supported")
-        stmt.iter = _call(RANGE, *[self._expr(a) for a in stmt.iter.args])
-        stmt.body = self.block(stmt.body, depth + 1)
-        return [stmt]
+        bounds = [self._expr(a) for a in stmt.iter.args]
+
+        def make(load, body):
+            values = ast.Call(ast.Attribute(load, "range", ast.Load()), bounds, [])
+            return ast.For(stmt.target, values, body, [])
+        return self._loop(stmt, make, depth)
+
+    def _stop(self, stmt, leaving: bool) -> list:
+        if not self.loops:
+            return [stmt]  # outside a loop: Python's own error
+        check = ast.Call(ast.Attribute(ast.Name(self.loops[-1], ast.Load()), "stop",
+                                       ast.Load()), [ast.Constant(leaving)], [])
+        return [ast.copy_location(ast.If(check, [stmt], []), stmt)]
+
+    def _Break(self, stmt, depth: int) -> list:
+        return self._stop(stmt, True)
+
+    def _Continue(self, stmt, depth: int) -> list:
+        return self._stop(stmt, False)
 
     def _Return(self, stmt: ast.Return, depth: int) -> list:
         stmt.value = self._expr(stmt.value)

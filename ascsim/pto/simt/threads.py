@@ -215,75 +215,119 @@ class Branch:
 
 
 class Loop:
-    """One ``while``: iterates while its condition holds in any active thread; the threads
-    whose condition failed sit out the later iterations."""
+    """One ``for`` or ``while`` loop of a SIMT body.
 
-    __slots__ = ("state", "pushed")
+    Each iteration runs under the mask of the threads still in the loop: a ``while`` drops the
+    threads whose condition failed, a ``for ... in pl.range`` with bounds that differ between
+    threads runs each value for the threads whose range holds it, and a ``break`` or
+    ``continue`` under a divergent branch takes the threads that reach it out of the loop or
+    out of the rest of the iteration (the others go on). Where the threads agree, these are
+    Python's own loop, ``break`` and ``continue``.
+    """
+
+    __slots__ = ("state", "base", "alive", "pushed")
 
     def __init__(self):
-        self.state = None
-        self.pushed = False
+        self.state = run()
+        self.base = len(self.state.masks)  # the mask stack's depth at the loop
+        self.alive = None  # the threads that have not left by a break (None: all of them)
+        self.pushed = False  # an iteration mask is on the stack
 
-    def test(self, cond) -> bool:
-        if not self.pushed and not is_varying(cond):
-            return bool(cond)
-        state = self.state = run()
-        outer = state.masks[-1] if state.masks else None
-        going = np.broadcast_to(np.asarray(cond, dtype=bool), state.lanes.shape)
-        going = going if outer is None else going & outer
-        if self.pushed:
-            state.masks[-1] = going
-        else:
-            state.masks.append(going)
-            self.pushed = True
-        return bool(going.any())
+    def _outer(self):
+        masks = self.state.masks
+        return masks[self.base - 1] if self.base else None
 
-    def leave(self) -> None:
+    def _begin(self, extra) -> bool:
+        """Open an iteration for the threads in the loop (and in ``extra``); False: none."""
+        mask = self._outer()
+        for part in (self.alive, extra):
+            if part is not None:
+                mask = part if mask is None else mask & part
+        if mask is None:
+            return True
+        self.state.masks.append(mask)
+        self.pushed = True
+        return bool(mask.any())
+
+    def _end(self) -> None:
         if self.pushed:
-            self.state.masks.pop()
+            del self.state.masks[self.base:]
             self.pushed = False
 
+    def range(self, *args):
+        """``pl.range(...)`` in a SIMT body (bounds may differ between threads; the step not)."""
+        if not 1 <= len(args) <= 3:
+            raise TypeError(f"pl.range takes 1 to 3 arguments, got {len(args)}")
+        start, stop, step = (0, args[0], 1) if len(args) == 1 else (*args, 1)[:3]
+        if is_varying(step):
+            raise KernelError("pl.range: the step of a SIMT loop must be the same in every "
+                              "thread", user_location())
+        step = int(step)
+        if step == 0:
+            raise ValueError("pl.range step must not be zero")
+        if not is_varying(start) and not is_varying(stop):
+            return self._uniform(builtins.range(int(start), int(stop), step))
+        return self._masked(start, stop, step)
 
-def simt_range(*args):
-    """``pl.range(...)`` in a SIMT body: a plain range for uniform bounds; with bounds that
-    differ between threads, every value any thread needs, each under the mask of the threads
-    whose range holds it."""
-    if not 1 <= len(args) <= 3:
-        raise TypeError(f"pl.range takes 1 to 3 arguments, got {len(args)}")
-    start, stop, step = (0, args[0], 1) if len(args) == 1 else (*args, 1)[:3]
-    if is_varying(step):
-        raise KernelError("pl.range: the step of a SIMT loop must be the same in every thread",
-                          user_location())
-    step = int(step)
-    if step == 0:
-        raise ValueError("pl.range step must not be zero")
-    if not is_varying(start) and not is_varying(stop):
-        return builtins.range(int(start), int(stop), step)
-    return _masked_range(start, stop, step)
+    def _uniform(self, values):
+        for v in values:
+            if self._begin(None):
+                yield v
+            self._end()
 
+    def _masked(self, start, stop, step):
+        n = self.state.lanes.size
+        lo = np.broadcast_to(np.asarray(start, dtype=np.int64), (n,))
+        hi = np.broadcast_to(np.asarray(stop, dtype=np.int64), (n,))
+        outer = self._outer()
+        live = np.ones(n, dtype=bool) if outer is None else outer
+        if not live.any():
+            return
+        first = int(lo[live].min()) if step > 0 else int(lo[live].max())
+        last = int(hi[live].max()) if step > 0 else int(hi[live].min())
+        for v in builtins.range(first, last, step):
+            inside = (lo <= v) & (v < hi) if step > 0 else (lo >= v) & (v > hi)
+            inside &= (v - lo) % step == 0
+            if self._begin(inside):
+                yield v
+            self._end()
 
-def _masked_range(start, stop, step):
-    state = run()
-    n = state.lanes.size
-    lo = np.broadcast_to(np.asarray(start, dtype=np.int64), (n,))
-    hi = np.broadcast_to(np.asarray(stop, dtype=np.int64), (n,))
-    outer = state.mask
-    live = np.ones(n, dtype=bool) if outer is None else outer
-    if not live.any():
-        return
-    first = int(lo[live].min()) if step > 0 else int(lo[live].max())
-    last = int(hi[live].max()) if step > 0 else int(hi[live].min())
-    for v in builtins.range(first, last, step):
-        inside = (lo <= v) & (v < hi) if step > 0 else (lo >= v) & (v > hi)
-        inside &= (v - lo) % step == 0
-        inside &= live
-        if not inside.any():
-            continue
-        state.masks.append(inside)
-        try:
-            yield v
-        finally:
-            state.masks.pop()
+    def test(self, cond) -> bool:
+        """A ``while`` condition, evaluated in the threads of the iteration that ends."""
+        self._end()
+        if not is_varying(cond):
+            return bool(cond) and self._begin(None)
+        going = np.broadcast_to(np.asarray(cond, dtype=bool), self.state.lanes.shape)
+        if self.alive is not None:
+            going = going & self.alive
+        self.alive = going
+        return self._begin(None)
+
+    def stop(self, leaving: bool) -> bool:
+        """A ``break`` (``leaving``) or ``continue`` reached: True when every thread of the
+        iteration reaches it (Python's own statement then runs); else those threads leave."""
+        masks = self.state.masks
+        if len(masks) == self.base + self.pushed:
+            return True
+        reached = masks[-1]
+        first = self.base
+        if not self.pushed:
+            # The iteration ran unmasked so far: from here on it runs without those threads.
+            outer = self._outer()
+            rest = ~reached if outer is None else outer & ~reached
+            masks.insert(self.base, rest if self.alive is None else rest & self.alive)
+            self.pushed = True
+            first += 1
+        for i in builtins.range(first, len(masks)):
+            masks[i] = masks[i] & ~reached
+        if leaving:
+            outer = self._outer()
+            still = ~reached if outer is None else outer & ~reached
+            self.alive = still if self.alive is None else self.alive & still
+        return False
+
+    def leave(self) -> None:
+        self._end()
 
 
 def select(cond, then, orelse):
