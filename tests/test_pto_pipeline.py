@@ -175,3 +175,42 @@ def test_the_config_is_checked():
     with pytest.raises(ValueError, match="preload"):
         pl.pipeline.PipelineConfig(preload=0)
     assert pl.pipeline.PipelineConfig().preload == 2
+
+
+@pl.pipeline.stage
+def double(k, x, out, g):
+    """(vector) out[k] = 2 x[k] through one tile of g."""
+    t = g.next()
+    pl.load(t, x, [k, 0])
+    pl.muls(t, t, 2.0)
+    pl.store(out, t, [k, 0])
+
+
+@pl.jit(auto_mutex=True, pipeline=pl.pipeline.PipelineConfig(preload=1))
+def one_stage(x: pl.Tensor[[4, 64], pl.DT_FP32], out: pl.Tensor[[4, 64], pl.DT_FP32]):
+    g = pl.make_tile_group(type=_type([1, 64], pl.DT_FP32, Vec), addrs=0, mutex_ids=[0, 1])
+    for k in pl.range(0, 4):
+        with pl.section_vector():
+            double(k, x, out, g)
+
+
+@pl.jit(auto_mutex=True, pipeline=pl.pipeline.PipelineConfig(preload=1))
+def two_in_a_row(x: pl.Tensor[[4, 64], pl.DT_FP32], out: pl.Tensor[[4, 64], pl.DT_FP32]):
+    g = pl.make_tile_group(type=_type([1, 64], pl.DT_FP32, Vec), addrs=0, mutex_ids=[0, 1])
+    for k in pl.range(0, 4):
+        with pl.section_vector():
+            double(k, x, out, g)
+        with pl.section_vector():
+            double(k, x, out, g)
+
+
+def test_a_one_stage_pipeline_runs_in_order():
+    x, out = torch.randn(4, 64), torch.zeros(4, 64)
+    report = one_stage[None, 1](x, out)
+    torch.testing.assert_close(out, x * 2)
+    assert not report.findings
+
+
+def test_consecutive_stages_on_one_core_are_refused():
+    with pytest.raises(ValueError, match="alternate"):
+        two_in_a_row[None, 1](torch.zeros(4, 64), torch.zeros(4, 64))

@@ -26,7 +26,7 @@ reorders the iterations into a preload schedule. ascsim does the same, at run ti
   access to it as the stage's earlier tasks did it (the scalar unit, which holds every pipe,
   for its first task or when the tasks disagree).
 
-A pipeline whose stages all sit on one side has no hand-over: it runs in the serial order.
+A pipeline of one stage has no hand-over and no delay: it runs in the serial order.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import ast
 from dataclasses import dataclass
 
 from ascsim.pto.enums import PipeType
-from ascsim.pto.errors import ParserSyntaxError, UnsupportedFeatureError
+from ascsim.pto.errors import UnsupportedFeatureError
 from ascsim.pto.tile import TileGroup
 
 #: Attribute marking a function as a pipeline stage.
@@ -201,8 +201,11 @@ def _transform(node, filename, scope, config):
     sides = [side for _, side, _ in calls]
     for a, b, (_, _, stmt) in zip(sides, sides[1:], calls[1:]):
         if a == b:
-            raise ParserSyntaxError("pipeline stages must alternate between cube and vector "
-                                    "sections", (filename, stmt.lineno))
+            # As PyPTO Pro's validation: the delay model has no form for two stages in a row
+            # on one core.
+            raise ValueError(f"pipeline: two consecutive stages on the {a} core "
+                             f"({filename}:{stmt.lineno}); the stage chain must alternate "
+                             "cube and vector sections")
     delays = [0] * len(sides) if config.sync_only else _delays(sides, config.preload)
     stages = []
     for i, ((_, side, stmt), delay) in enumerate(zip(calls, delays)):

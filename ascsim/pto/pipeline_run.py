@@ -67,6 +67,7 @@ class PipelineRun:
         task = (fn, args, kwargs)
         if self.plan.sync_only:
             self._run(self.plan.stages[index], len(self.tasks[index]), task)
+            task = None  # run: only its number is kept
         self.tasks[index].append(task)
 
     def beat(self) -> None:
