@@ -198,6 +198,21 @@ def _get_device_properties(device=None) -> DeviceProperties:
                             multi_processor_count=soc.aic_count)
 
 
+#: ``torch.npu.get_soc_version()``'s code of each SoC family the stand-in knows: hicann/pypto's
+#: conftest.py (883e7dfb) reads 260 as the Ascend 950. The codes of the other families are not
+#: in our references, so they are not answered.
+SOC_VERSION_CODES = {"Ascend950": 260}
+
+
+def _get_soc_version() -> int:
+    soc = SESSION.soc
+    code = SOC_VERSION_CODES.get(soc.family)
+    if code is None:
+        raise RuntimeError(f"torch.npu.get_soc_version: the code of {soc.name} is not known to "
+                           f"ascsim's NPU stand-in (it knows {sorted(SOC_VERSION_CODES)})")
+    return code
+
+
 def _manual_seed(seed: int) -> None:
     import torch
 
@@ -222,6 +237,7 @@ TORCH_NPU_FUNCTIONS = {
     "set_device": _set_device,
     "get_device_name": _get_device_name,
     "get_device_properties": _get_device_properties,
+    "get_soc_version": _get_soc_version,
     "synchronize": _nothing,
     "current_stream": lambda device=None: Stream(device),
     "default_stream": lambda device=None: Stream(device),

@@ -309,6 +309,14 @@ _A5_TIMING = replace(
     # conflict by group (only in one bank, or with more than two reads of a group, which is
     # not modelled): no bank-group rule here.
     ub_bank_groups=0,
+    # The 3510's SIMT unit [S3]: 4 warp schedulers per AIV, 128 B memory access granularity
+    # (and a 128 KB register file, DCache <= 128 KB reusing UB, not modelled). No issue rate
+    # is published: one warp instruction per scheduler per cycle is assumed. No warp size is
+    # published either (PyPTO Pro's pl.simt.warp_size() is the CCE builtin warpSize): 32, as
+    # on other SIMT machines, is assumed.
+    simt_warp_size=32,
+    simt_warp_schedulers=4,
+    simt_access_bytes=128,
 )
 
 # --- Per-core bandwidths (bytes/cycle) ----------------------------------------------------

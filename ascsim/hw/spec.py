@@ -335,6 +335,12 @@ class TimingParams:
             parameters, GM and L1 addresses, the L1 buffer rotation).
         matmul_const_tiling_scalar_share: the share of that bookkeeping left when the tiling
             is a compile-time constant (the tiling fields need not be loaded and checked).
+        simt_warp_size: threads of one SIMT warp (0: the SoC has no SIMT unit, and a SIMT
+            launch is refused).
+        simt_warp_schedulers: warp schedulers of one AIV's SIMT unit: warp instructions it
+            issues per cycle.
+        simt_access_bytes: the SIMT unit's memory access granularity: one warp access costs
+            one issue slot per segment of this many bytes its threads touch.
     """
 
     scalar_cycles_per_call: int
@@ -369,6 +375,9 @@ class TimingParams:
     matmul_k_step_scalar_cycles: int = 0
     matmul_l1_load_scalar_cycles: int = 0
     matmul_const_tiling_scalar_share: float = 1.0
+    simt_warp_size: int = 0
+    simt_warp_schedulers: int = 0
+    simt_access_bytes: int = 128
 
     def __post_init__(self) -> None:
         owner = type(self).__name__

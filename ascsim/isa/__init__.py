@@ -10,5 +10,7 @@ from ascsim.isa.instr import *
 from ascsim.isa.instr import __all__ as _instr_all
 from ascsim.isa.operands import *
 from ascsim.isa.operands import __all__ as _operand_all
+from ascsim.isa.simt import *
+from ascsim.isa.simt import __all__ as _simt_all
 
-__all__ = ["CheckError", "DeadlockError", "KernelError", *_instr_all, *_operand_all]
+__all__ = ["CheckError", "DeadlockError", "KernelError", *_instr_all, *_operand_all, *_simt_all]

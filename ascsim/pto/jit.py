@@ -189,7 +189,9 @@ class PtoKernel:
         names = (*helpers, *bound)
         factory = self._factories.get(names)
         if factory is None:
-            factory = self._factories[names] = parse.rewrite(self.fn, names)
+            post = (pipeline.transformer(self.fn, self.pipeline)
+                    if self.pipeline is not None else None)
+            factory = self._factories[names] = parse.rewrite(self.fn, names, post=post)
         return factory(**helpers, **bound)
 
     def __repr__(self) -> str:
@@ -297,7 +299,8 @@ class _Launch:
                                               if is_torch_tensor(value)))
         launch = Launch(config, memory, replace(options, hints=PTO_HINTS))
         launch.shared[AUTO_MUTEX] = kernel.auto_mutex
-        helpers = {parse.SECTION: _section, parse.TICK: _tick, parse.SCALAR: _scalar}
+        helpers = {parse.SECTION: _section, parse.TICK: _tick, parse.SCALAR: _scalar,
+                   pipeline.NEW_RUNTIME: pipeline.new_runtime}
         inliner = Inliner(dict(helpers), bound)
         helpers[parse.CALL] = inliner.helpers[parse.CALL] = inliner
         body = kernel.body(helpers, bound)

@@ -233,10 +233,11 @@ LIBRARIES = ("ascsim.pto", "ascsim.sim", "ascsim.isa", "ascsim.hw", "torch", "nu
              "pypto")
 
 
-def rewrite(fn, names: Iterable[str], is_kernel: bool = True):
+def rewrite(fn, names: Iterable[str], is_kernel: bool = True, post=None):
     """Compile the rewritten ``fn``; returns a factory that takes a value for each of
     ``names`` (the rewrite's own helpers, and the names PyPTO Pro binds per launch) as
-    keywords and returns the function."""
+    keywords and returns the function. ``post(node, filename)``: a further rewrite of the
+    rewritten function (the automatic pipeline's, :mod:`ascsim.pto.pipeline`)."""
     node, filename, _ = source_tree(fn)
     # Variables of an enclosing function (a kernel defined in a function) stay visible: they
     # become names of the factory too, bound to their cells' values at each launch.
@@ -245,6 +246,8 @@ def rewrite(fn, names: Iterable[str], is_kernel: bool = True):
     names = (*names, *(name for name in cells if name not in names))
     node = _Rewriter(filename, is_kernel, _assigned_names(node) | set(names)).visit(node)
     node.decorator_list = []
+    if post is not None:
+        node = post(node, filename)
     # def __pto_factory__(*, <names>): def fn(...): ...; return fn
     params = [ast.arg(name) for name in names]
     factory = ast.FunctionDef(

@@ -1,6 +1,7 @@
-"""Register-level vector functions (``@pl.vector_function``, ``vf.*``) and SIMT mode.
+"""Register-level vector functions (``@pl.vector_function``, ``vf.*``); SIMT mode is
+:mod:`ascsim.pto.simt`.
 
-These are a separate execution domain of the 950's AIV (a register file, masks, thread grids)
+These are a separate execution domain of the 950's AIV (a register file, masks)
 that ascsim does not simulate yet. Scripts that import the names still load; a kernel that uses
 them stops with PyPTO Pro's ``UnsupportedFeatureError`` naming the line.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 from ascsim.pto.errors import UnsupportedFeatureError
 from ascsim.sim.source import user_location
 
-WHY = ("register-level vector functions (vf.*, @pl.vector_function) and SIMT are not simulated "
+WHY = ("register-level vector functions (vf.*, @pl.vector_function) are not simulated "
        "by ascsim; write the computation with tile operations (pl.add, pl.exp, ...)")
 
 
@@ -28,7 +29,7 @@ class _Refusing:
 
 
 Vf = _Refusing()
-simt = _Refusing()
+from ascsim.pto.simt import simt  # noqa: E402,F401 - pl.simt
 
 
 def vector_function(fn=None, **options):

@@ -161,7 +161,9 @@ class Tile:
     def np_dtype(self) -> np.dtype:
         return self.ttype.dtype.np_dtype
 
+    @property
     def valid_shape(self) -> tuple[int, int]:
+        """``tile.valid_shape[i]``: the current valid rows and columns."""
         return self.valid[0], self.valid[1]
 
     # -- as instruction operands
@@ -278,12 +280,15 @@ class TileGroup:
     """A ring of ``depth`` tiles (``pl.make_tile_group``); the cursor starts at the last slot,
     so the first ``next()`` gives slot 0."""
 
-    __slots__ = ("tiles", "depth", "cursor")
+    __slots__ = ("tiles", "depth", "cursor", "fwd_ids", "bwd_ids")
 
-    def __init__(self, tiles: list[Tile]):
+    def __init__(self, tiles: list[Tile], fwd_ids=(), bwd_ids=()):
         self.tiles = tiles
         self.depth = len(tiles)
         self.cursor = self.depth - 1
+        # The cross-core flag ids of the automatic pipeline's hand-over (ascsim.pto.pipeline).
+        self.fwd_ids = fwd_ids
+        self.bwd_ids = bwd_ids
 
     def next(self) -> Tile:
         self.cursor = (self.cursor + 1) % self.depth
@@ -332,8 +337,21 @@ def _mutex_lists(mutex_ids, depth) -> list[tuple[int, ...]]:
     return out
 
 
-def make_tile_group(*args, type=None, addrs=None, mutex_ids=None, depth=None, **ignored):  # noqa: A002
-    """``pl.make_tile_group(*, type, addrs, mutex_ids=None, depth=None)``."""
+def _flag_ids(ids, what: str) -> tuple[int, ...]:
+    if ids is None:
+        return ()
+    out = tuple(ids) if isinstance(ids, (list, tuple)) else (ids,)
+    for i in out:
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= int(i) <= 15:
+            raise ParserSyntaxError(f"make_tile_group: {what} entry {i!r} is not a cross-core "
+                                    "event id in [0, 15]")
+    return tuple(int(i) for i in out)
+
+
+def make_tile_group(*args, type=None, addrs=None, mutex_ids=None, depth=None,  # noqa: A002
+                    fwd_ids=None, bwd_ids=None, **ignored):
+    """``pl.make_tile_group(*, type, addrs, mutex_ids=None, depth=None, fwd_ids=None,
+    bwd_ids=None)`` (the flag ids are the automatic pipeline's)."""
     loc = user_location()
     if args:
         raise ParserSyntaxError("make_tile_group takes keyword arguments only "
@@ -350,7 +368,8 @@ def make_tile_group(*args, type=None, addrs=None, mutex_ids=None, depth=None, **
     else:
         bases = [int(addrs) + i * slot for i in range(n)]
     return TileGroup([place_tile(type, a, None, mutex[i], f"group tile {i}", loc)
-                      for i, a in enumerate(bases)])
+                      for i, a in enumerate(bases)], _flag_ids(fwd_ids, "fwd_ids"),
+                     _flag_ids(bwd_ids, "bwd_ids"))
 
 
 def set_validshape(target, shape) -> None:

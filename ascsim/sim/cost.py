@@ -346,6 +346,25 @@ class CostTable:
         return busy, latency
 
     # ------------------------------------------------------------------ cube unit
+    # ------------------------------------------------------------------ SIMT unit
+    def simt_warp_rounds(self, threads: int) -> float:
+        """Cycles for each warp scheduler to issue one instruction to each of the warps of
+        ``threads`` threads: ``ceil(threads / simt_warp_size) / simt_warp_schedulers``."""
+        timing = self.soc.timing
+        warps = -(-max(int(threads), 1) // timing.simt_warp_size)
+        return warps / timing.simt_warp_schedulers
+
+    def simt_access(self, segments: int, gm: bool, store: bool) -> tuple[float, float]:
+        """(busy, latency) of a SIMT memory access touching ``segments`` access segments
+        (``simt_access_bytes`` each, counted per warp): one issue slot each over the warp
+        schedulers; a GM access waits the GM read or write latency."""
+        timing = self.soc.timing
+        busy = max(segments, 1) / timing.simt_warp_schedulers
+        if not gm:
+            return busy, 0.0
+        return busy, float(timing.gm_write_latency_cycles if store
+                           else timing.gm_read_latency_cycles)
+
     def mmad(self, m: int, n: int, k: int, dtype_name: str) -> float:
         return self.soc.cube.mmad_cycles(m, n, k, dtype_name)
 

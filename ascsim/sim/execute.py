@@ -17,6 +17,7 @@ from ascsim.sim import (
     exec_gm_flags,
     exec_registers,
     exec_scatter,
+    exec_simt,
     exec_sparse,
     exec_vector,
     exec_watch,
@@ -35,6 +36,7 @@ core.EXECUTORS.update(exec_vector.EXECUTORS)
 core.EXECUTORS.update(exec_debug.EXECUTORS)
 core.EXECUTORS.update(exec_registers.EXECUTORS)
 core.EXECUTORS.update(exec_scatter.EXECUTORS)
+core.EXECUTORS.update(exec_simt.EXECUTORS)
 core.EXECUTORS.update(exec_gm_flags.EXECUTORS)
 core.EXECUTORS.update(exec_sparse.EXECUTORS)
 core.EXECUTORS.update(exec_watch.EXECUTORS)
