@@ -371,7 +371,10 @@ class Mmad(NamedTuple):
     is ``m x k``, ``b`` the dense ``k/2 x n`` (ZN), and each B element ``(j, c)`` multiplies the
     A element its 2-bit index selects from the group of four ``4*(j//2) ..`` (the indices of
     :class:`SparseIndexLoad`; :mod:`ascsim.sim.exec_sparse` has the rule); priced as the dense
-    ``k/2`` product.
+    ``k/2`` product. ``mx``: the 950's MX product (``mad_mx``, :mod:`ascsim.sim.mx`) -- ``a``
+    and ``b`` hold FP8 (E4M3 / E5M2, either on each side), every 32 elements of K scaled by an
+    E8M0 code the machine reads from the L0A / L0B MX buffers at the data's byte address >> 4;
+    ``k`` a multiple of 64; priced as the FP8 product of the same shape.
 
     Cost: ``busy = startup + ceil(m/16) * ceil(n/16) * ceil(k / k_step[dtype])`` cycles (the
     CubeCost of the SoC table), no extra latency; in HF32 mode K is consumed twice as fast as
@@ -396,6 +399,7 @@ class Mmad(NamedTuple):
     unit_flag: str | None = None
     hf32: str | None = None
     sparse: bool = False
+    mx: bool = False
 
 
 class SparseIndexLoad(NamedTuple):

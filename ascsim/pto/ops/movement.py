@@ -92,6 +92,49 @@ def _row_starts(rows: int, row_stride: int) -> np.ndarray:
     return starts
 
 
+@lru_cache(maxsize=256)
+def _mx_scale_grid(rows: int, cols: int, row_stride: int, col_stride: int, phase_stride: int,
+                   groups_in_rows: bool, wrows: int, wcols: int) -> np.ndarray:
+    """:func:`_gm_grid` of an MX scale load: along the group axis (the tile's columns for A's
+    ZZ scales, its rows for B's NN scales) scale ``g`` is element ``g % 2`` of the physical
+    phase axis (the tensor's last, of length 2) at index ``g // 2`` of the tensor axis."""
+    r = np.arange(rows, dtype=np.int64)[:, None]
+    c = np.arange(cols, dtype=np.int64)[None, :]
+    if groups_in_rows:
+        along = (r // 2) * row_stride + (r % 2) * phase_stride + c * col_stride
+    else:
+        along = r * row_stride + (c // 2) * col_stride + (c % 2) * phase_stride
+    grid = np.full((wrows, wcols), -1, dtype=np.int64)
+    grid[:rows, :cols] = along
+    grid = grid.reshape(-1)
+    grid.setflags(write=False)
+    return grid
+
+
+def _is_mx_scale_load(tile: Tile) -> bool:
+    """Whether a load into ``tile`` is an MX scale load: E8M0 into a fractal-32 ZZ / NN Mat
+    tile (PyPTO Pro load.md: such a load always reads the MX scale layout)."""
+    return (tile.space == MemorySpace.Mat and tile.dtype.name == "FP8E8M0"
+            and tile.ttype.fractal_bytes() != 512)
+
+
+def _scale_axes(tensor: GmTensor, order, op: str, loc) -> tuple[int, int]:
+    """The tensor axes of an MX scale tile's rows and columns: ``order``, by default the two
+    axes before the last; the last axis is the physical phase axis of two scales."""
+    ndim = tensor.ndim
+    if ndim < 3 or tensor.shape[-1] != 2:
+        raise ValueError(f"{op}: an MX scale tensor ends in a physical phase axis of 2 scales "
+                         f"([M, G/2, 2] or [G/2, N, 2]), got shape {list(tensor.shape)} "
+                         f"({loc[0]}:{loc[1]})")
+    if order is None:
+        return ndim - 3, ndim - 2
+    rows_axis, cols_axis = _axes(tensor, order, op, loc)
+    if ndim - 1 in (rows_axis, cols_axis):
+        raise ValueError(f"{op}: order {list(order)} names the MX scale tensor's phase axis "
+                         f"(the last), which order cannot select ({loc[0]}:{loc[1]})")
+    return rows_axis, cols_axis
+
+
 def _fractal_window(tile: Tile, rows: int, cols: int) -> tuple[int, int]:
     """``rows x cols`` rounded up to whole fractals of the tile (within its frame)."""
     if tile.space not in FRACTAL_SPACES or tile.layout in (TensorLayout.ND, TensorLayout.DN):
@@ -131,7 +174,11 @@ def _load(dst, src, offsets, order, op, loc) -> None:
         raise ValueError(f"{op}: src must be a GM tensor, got {type(src).__name__} "
                          f"({loc[0]}:{loc[1]})")
     expect_space(dst, (MemorySpace.Vec, MemorySpace.Mat), op, "dst", loc)
-    rows_axis, cols_axis = _axes(src, order, op, loc)
+    mx_scale = _is_mx_scale_load(dst)
+    if mx_scale:
+        rows_axis, cols_axis = _scale_axes(src, order, op, loc)
+    else:
+        rows_axis, cols_axis = _axes(src, order, op, loc)
     base = _base(src, offsets, op, loc)
     rows, cols = dst.valid
     pitches = src.pitches or src.strides
@@ -140,6 +187,14 @@ def _load(dst, src, offsets, order, op, loc) -> None:
     size = dst.np_dtype.itemsize
     core = current_core()
     if rows == 0 or cols == 0:
+        return
+    if mx_scale:
+        wrows, wcols = _fractal_window(dst, rows, cols)
+        src_index = _mx_scale_grid(rows, cols, row_stride, col_stride, pitches[-1],
+                                   dst.layout == TensorLayout.NN, wrows, wcols)
+        core.execute(IndexedCopy(_gm_region(src).at(base), dst.region(), src_index,
+                                 dst.offsets(wrows, wcols).reshape(-1), rows * cols * size,
+                                 rows, loc, op))
         return
     if col_stride == 1 and dst.layout == TensorLayout.ND and dst.space == MemorySpace.Vec:
         first = int(dst.offsets(1, 1)[0, 0])
