@@ -11,7 +11,7 @@ import torch
 
 import ascsim.pto.language as pl
 from ascsim.session import SESSION
-from ascsim.sim import mx
+from ascsim.sim import fp4, mx
 from ascsim.sim.numerics import convert
 
 SOC = "Ascend950PR_9579"
@@ -22,6 +22,8 @@ Mat, Left, Right, Acc = (pl.MemorySpace.Mat, pl.MemorySpace.Left, pl.MemorySpace
                          pl.MemorySpace.Acc)
 SLeft, SRight = pl.MemorySpace.ScaleLeft, pl.MemorySpace.ScaleRight
 E4M3, E5M2, E8M0 = pl.DT_FP8E4M3FN, pl.DT_FP8E5M2, pl.DT_FP8E8M0
+E2M1, E1M2 = pl.DT_FP4E2M1, pl.DT_FP4E1M2
+FP4_TYPES = (E2M1, E1M2)
 
 
 @pytest.fixture(autouse=True)
@@ -53,6 +55,19 @@ DECODERS = {"float8_e4m3fn": lambda c: _minifloat(c, 4, 3, 7, False),
 ML_TYPES = {"float8_e4m3fn": ml_dtypes.float8_e4m3fn, "float8_e5m2": ml_dtypes.float8_e5m2}
 
 
+def _fp4(code: int, exp_bits: int) -> float:
+    """A 4-bit sign / exponent / mantissa code, bias 1, subnormals at exponent 0, no
+    infinities or NaN (E2M1: OCP MX v1.0 §5.3.3; E1M2 the same rule with one exponent bit)."""
+    man_bits = 3 - exp_bits
+    sign = -1.0 if code & 8 else 1.0
+    e, m = code >> man_bits & ((1 << exp_bits) - 1), code & ((1 << man_bits) - 1)
+    frac = m / (1 << man_bits)
+    return sign * (frac if e == 0 else (1 + frac) * 2.0 ** (e - 1))
+
+
+FP4_DECODERS = {"float4_e2m1": lambda c: _fp4(c, 2), "float4_e1m2": lambda c: _fp4(c, 1)}
+
+
 def _e8m0(code: int) -> float:
     """OCP MX v1.0 §5.4: 2^(e - 127), 0xFF NaN; no sign, no zero."""
     return float("nan") if code == 0xFF else 2.0 ** (code - 127)
@@ -76,6 +91,29 @@ def test_e8m0_scales_decode_every_code_by_the_definition():
     assert _same(mx.e8m0_values(codes), want)
     assert _same(mx.e8m0_values(codes.view(ml_dtypes.float8_e8m0fnu)), want)
     assert _same(codes.view(ml_dtypes.float8_e8m0fnu).astype(np.float64), want)
+
+
+@pytest.mark.parametrize("name", sorted(FP4_DECODERS))
+def test_fp4_codes_decode_and_encode_by_the_definition(name):
+    codes = np.arange(16, dtype=np.uint8)
+    want = np.array([FP4_DECODERS[name](int(c)) for c in codes])
+    assert _same(fp4.decode(codes, name), want)
+    if name == "float4_e2m1":  # ml_dtypes has this one
+        assert _same(codes.view(ml_dtypes.float4_e2m1fn).astype(np.float64), want)
+    assert np.array_equal(fp4.encode(want, name), codes)  # every value to its own code
+    assert np.array_equal(fp4.unpack(fp4.pack(codes)), codes)
+    assert np.array_equal(fp4.pack(codes)[:1], [0x10])  # code 0 low, code 1 high
+    mags = want[:8]
+    mid = (mags[:-1] + mags[1:]) / 2
+    low, high = np.arange(7), np.arange(1, 8)
+    for mode, pick in (("rint", np.where(low % 2 == 0, low, high)), ("round", high),
+                       ("trunc", low), ("ceil", high), ("floor", low)):
+        assert np.array_equal(fp4.encode(mid, name, mode), pick), mode
+        neg = fp4.encode(-mid, name, mode)
+        flip = {"ceil": low, "floor": high}.get(mode, pick)
+        assert np.array_equal(neg, flip | 8), mode
+    top = fp4.encode(np.array([mags[-1] * 4, -np.inf]), name)
+    assert np.array_equal(top, [7, 15])  # saturates: there is no infinity
 
 
 @pytest.mark.parametrize("name", sorted(DECODERS))
@@ -126,7 +164,7 @@ def _k_step(a, b, sa, sb, acc, kb, a_type, b_type):
     b_l0 = _tile([TK, N], b_type, Right, 0x2000)
     sa_l0 = _tile([M, TK // 32], E8M0, SLeft, 0x100)
     sb_l0 = _tile([TK // 32, N], E8M0, SRight, 0x200)
-    pl.load(a_mat, a, [0, kb * TK])
+    pl.load(a_mat, a, [0, kb * TK // (2 if a_type in FP4_TYPES else 1)])
     pl.load(b_mat, b, [kb * TK, 0])
     pl.load(sa_mat, sa, [0, kb, 0])
     pl.load(sb_mat, sb, [kb, 0, 0])
@@ -145,8 +183,8 @@ def _k_step(a, b, sa, sb, acc, kb, a_type, b_type):
 
 
 def _mx_kernel(a_type, b_type):
-    @pl.jit()
-    def mx_kernel(a: pl.Tensor[[M, K], a_type], b: pl.Tensor[[K, N], b_type],
+    # (MXFP4 tensors are [M, K/2] and [K, N/2] bytes: two codes to a byte)
+    def mx_kernel(a: pl.Tensor[[M, pl.DYNAMIC], a_type], b: pl.Tensor[[K, pl.DYNAMIC], b_type],
                   sa: pl.Tensor[[M, G // 2, 2], E8M0], sb: pl.Tensor[[G // 2, N, 2], E8M0],
                   out: pl.Tensor[[M, N], pl.DT_FP32]):
         with pl.section_cube():
@@ -156,16 +194,23 @@ def _mx_kernel(a_type, b_type):
             _sync(P.M, P.FIX)
             pl.store(out, acc, [0, 0])
 
-    return mx_kernel
+    return pl.jit()(mx_kernel)
 
 
 TYPES = {"e4m3": (E4M3, "float8_e4m3fn", torch.float8_e4m3fn),
-         "e5m2": (E5M2, "float8_e5m2", torch.float8_e5m2)}
+         "e5m2": (E5M2, "float8_e5m2", torch.float8_e5m2),
+         "e2m1": (E2M1, "float4_e2m1", None), "e1m2": (E1M2, "float4_e1m2", None)}
 
 
 def _operands(name, shape, rng):
-    """Random finite codes of ``name`` with magnitudes in [1/4, 4], and their fp32 values."""
+    """Random finite codes of ``name`` with magnitudes in [1/4, 4], and their fp32 values
+    (FP4: every code, packed two to a byte along the last axis, the first in the low bits)."""
     _, np_name, torch_type = TYPES[name]
+    if torch_type is None:
+        codes = rng.integers(0, 16, size=shape, dtype=np.uint8)
+        values = np.array([FP4_DECODERS[np_name](c) for c in range(16)], dtype=np.float32)
+        packed = (codes[:, 0::2] | (codes[:, 1::2] << 4)).astype(np.uint8)
+        return torch.from_numpy(packed), values[codes]
     values = np.array([DECODERS[np_name](c) for c in range(256)])
     pool = np.flatnonzero(np.isfinite(values) & (np.abs(values) >= 0.25)
                           & (np.abs(values) <= 4)).astype(np.uint8)
@@ -194,7 +239,9 @@ def _run(a_name, b_name, a, b, sa_codes, sb_codes):
 
 
 @pytest.mark.parametrize("a_name,b_name", [("e4m3", "e4m3"), ("e4m3", "e5m2"),
-                                           ("e5m2", "e4m3"), ("e5m2", "e5m2")])
+                                           ("e5m2", "e4m3"), ("e5m2", "e5m2"),
+                                           ("e2m1", "e2m1"), ("e2m1", "e1m2"),
+                                           ("e1m2", "e2m1")])
 def test_mx_matmul_matches_dequantise_then_matmul(a_name, b_name):
     rng = np.random.default_rng(7)
     a, a_values = _operands(a_name, (M, K), rng)
@@ -237,9 +284,8 @@ def _refusal_kernel(case):
         with pl.section_cube():
             acc = _tile([M, N], pl.DT_FP32, Acc, 0)
             k = 32 if case == "k32" else TK
-            a_type = pl.DT_FP4E2M1 if case == "fp4" else E4M3
-            lhs = _tile([M, k], a_type, Left, 0x1000)
-            rhs = _tile([k, N], a_type, Right, 0x1000)
+            lhs = _tile([M, k], E2M1 if case == "mixed" else E4M3, Left, 0x1000)
+            rhs = _tile([k, N], E4M3, Right, 0x1000)
             sa = _tile([M, 4 if case == "shape" else k // 32], E8M0, SLeft,
                        0x120 if case == "address" else 0x100)
             sb = _tile([k // 32, N], E8M0, SRight, 0x100)
@@ -253,7 +299,7 @@ def _refusal_kernel(case):
                 r"expected scale_a=0x100, actual scale_a=0x120"),
     ("k32", r"K dimension must be a multiple of 64 for MX matmul, got lhs K=32"),
     ("shape", r"scale_a shape must match lhs_tile MX groups, expected \[32, 2\]"),
-    ("fp4", r"MXFP4 operands .* are not simulated"),
+    ("mixed", r"\(lhs,rhs\) must be FP8/FP4 combo and dst FP32"),
 ])
 def test_bad_mx_matmuls_are_refused_at_their_line(case, message):
     with pytest.raises(Exception, match=message) as info:

@@ -147,6 +147,10 @@ _A5_CUBE = CubeCost(
         "float8_e4m3fn": 32,
         "float8_e5m2": 32,
         "hifloat8": 32,
+        # MXFP4 at twice the FP8 rate: ascend-hw §1 (950PR: 1 PFLOPS FP8/MXFP8, 2 PFLOPS
+        # MXFP4 [S33]).
+        "float4_e2m1": 64,
+        "float4_e1m2": 64,
     },
     startup_cycles=20,  # [S14] pypto cubeStateLatency (A2/A3 model; assumed for 950)
     # The 950's published Matmul API times (device-times.md §A3) busy the M pipe ~92-99 cycles

@@ -53,7 +53,7 @@ def round_up(x: int, m: int) -> int:
     return -(-x // m) * m
 
 
-def fractal_shape(layout: TensorLayout, elem_bytes: int, accumulator: bool,
+def fractal_shape(layout: TensorLayout, elem_bytes: float, accumulator: bool,
                   fractal_bytes: int = FRACTAL_BYTES) -> tuple[int, int]:
     """Rows x columns of one fractal of ``layout``: 16 rows (columns for ZN/NN) of
     ``fractal_bytes / 16`` bytes. ``fractal_bytes`` is 512 but for the MX scale tiles (E8M0 in
@@ -62,13 +62,14 @@ def fractal_shape(layout: TensorLayout, elem_bytes: int, accumulator: bool,
         return 1, 1
     if accumulator:
         return ACC_FRACTAL
-    c0 = max(1, fractal_bytes // FRACTAL_SIDE // elem_bytes)
+    # (elem_bytes is 0.5 for the 4-bit floats: 64 of them to a 32-byte fractal row)
+    c0 = max(1, int(fractal_bytes / FRACTAL_SIDE / elem_bytes))
     if layout in (TensorLayout.NZ, TensorLayout.ZZ):
         return FRACTAL_SIDE, c0
     return c0, FRACTAL_SIDE  # ZN, NN
 
 
-def make_frame(layout: TensorLayout, rows: int, cols: int, elem_bytes: int,
+def make_frame(layout: TensorLayout, rows: int, cols: int, elem_bytes: float,
                accumulator: bool = False, extra_rows: int = 0,
                fractal_bytes: int = FRACTAL_BYTES) -> Frame:
     fr, fc = fractal_shape(layout, elem_bytes, accumulator, fractal_bytes)

@@ -92,7 +92,7 @@ class TileType:
 
     def frame(self) -> Frame:
         extra = 1 if self.compact == CompactMode.RowPlusOne else 0
-        return make_frame(self.layout, self.shape[0], self.shape[1], self.dtype.nbytes,
+        return make_frame(self.layout, self.shape[0], self.shape[1], self.dtype.element_bytes,
                           accumulator=self.space == MemorySpace.Acc, extra_rows=extra,
                           fractal_bytes=self.fractal_bytes())
 
@@ -154,7 +154,7 @@ class Tile:
             return
         rows, cols = self.valid
         self.frame = make_frame(frame.layout, max(rows, 1), max(cols, 1),
-                                self.ttype.dtype.nbytes,
+                                self.ttype.dtype.element_bytes,
                                 accumulator=self.ttype.space == MemorySpace.Acc,
                                 fractal_bytes=self.ttype.fractal_bytes())
 

@@ -17,7 +17,7 @@ import numpy as np
 from ascsim.isa.errors import KernelError
 from ascsim.isa.instr import MATMUL_EVENTS, CubeProduct, FixPipe, MatmulBookkeeping, Mmad
 from ascsim.isa.operands import Region
-from ascsim.sim import exec_sparse, fractal, hifloat8, mx, unit_flag
+from ascsim.sim import exec_sparse, fp4, fractal, hifloat8, mx, unit_flag
 from ascsim.sim.access import strided
 from ascsim.sim.exec_copy import route
 from ascsim.sim.numerics import convert, cube_matmul, start_cube_matmul, to_hf32
@@ -70,16 +70,19 @@ def execute_mmad(core, rec: Mmad):
     if rec.sparse:
         return _execute_sparse(core, rec, busy)
     dst, a, b, bias = rec.dst, rec.a, rec.b, rec.bias
-    acc_type = (_check_mx_types(dst, a, b, bias, rec.k, loc) if rec.mx else
+    acc_type = (_check_mx_types(dst, a, b, bias, rec.mx, rec.k, loc) if rec.mx else
                 _check_types(dst, a, b, bias, rec.dtype, loc))
     check_alignment(core, rec.op, (dst, a, b, bias), loc)
     m, n, k = rec.m, rec.n, rec.k
-    c0 = fractal.c0_of(a.dtype)
+    # MXFP4: codes two to a byte, 64 to a fractal row; offsets below count codes, bytes half.
+    per_byte = 2 if rec.mx and rec.mx[0] in fp4.FORMATS else 1
+    c0 = fractal.c0_of(a.dtype) * per_byte
     mp, np_, kp = -(-m // 16) * 16, -(-n // 16) * 16, -(-k // c0) * c0
     frames = _Frames(rec.a_rows or mp, rec.b_cols or np_, rec.c_rows or mp)
     _check_frames(frames, mp, np_, loc)
-    reads = [_window(a, mp * c0, frames.a_rows * c0, kp // c0),
-             _window(b, np_ * c0, frames.b_cols * c0, kp // c0)]
+    row = c0 // per_byte  # bytes of a fractal row
+    reads = [_window(a, mp * row, frames.a_rows * row, kp // c0),
+             _window(b, np_ * row, frames.b_cols * row, kp // c0)]
     writes = (_window(dst, mp * 16, frames.c_rows * 16, np_ // 16),)
     scales = _mx_scales(core, a, b, frames, kp, loc) if rec.mx else ()
     if rec.unit_flag is not None:
@@ -89,8 +92,10 @@ def execute_mmad(core, rec: Mmad):
         check_accesses(core, [(r, acc) for r, acc in zip((a, b, *_initial_regions(rec)), reads)]
                        + [(dst, writes[0])] + [(s.region, s.access) for s in scales], loc)
     elif mp and np_:
-        a_flat = view(core, a, 0, frames.a_rows * kp, loc)
-        b_flat = view(core, b, 0, kp * frames.b_cols, loc)
+        a_flat = view(core, a, 0, frames.a_rows * kp // per_byte, loc)
+        b_flat = view(core, b, 0, kp * frames.b_cols // per_byte, loc)
+        if per_byte == 2:
+            a_flat, b_flat = fp4.unpack(a_flat), fp4.unpack(b_flat)
         c_flat = view(core, dst, 0, frames.c_rows * np_, loc)
         if core.soc.l0a_layout == "NZ":
             a_nd = fractal.nz_to_nd(a_flat, mp, kp, c0, frames.a_rows)[:, :k]
@@ -104,6 +109,8 @@ def execute_mmad(core, rec: Mmad):
             a_nd, b_nd = decode(a_nd), decode(b_nd)
         initial = _initial_c(core, rec, c_flat, mp, np_, frames, reads, loc)
         if rec.mx:
+            if per_byte == 2:
+                a_nd, b_nd = fp4.decode(a_nd, rec.mx[0]), fp4.decode(b_nd, rec.mx[1])
             sa, sb = (view(core, s.region, 0, s.region.count, loc)[s.index] for s in scales)
             result = mx.product(a_nd, b_nd[:, :np_], sa[:mp, :], sb[:, :np_], initial)
         else:
@@ -168,16 +175,20 @@ def _scale_b_index(groups: int, cols: int) -> np.ndarray:
     return index
 
 
-#: The element types of an MX Mmad's operands (either on each side).
-MX_INPUTS = ("float8_e4m3fn", "float8_e5m2")
+#: The element formats of an MX Mmad's operands (either of a pair on each side): the FP8
+#: pair (stored in their own types) and the FP4 pair (stored as bytes of two codes).
+MX_FP8 = ("float8_e4m3fn", "float8_e5m2")
 
 
-def _check_mx_types(dst: Region, a: Region, b: Region, bias: Region | None, k: int,
-                    loc) -> str:
-    for side, region in (("A", a), ("B", b)):
-        if region.dtype.name not in MX_INPUTS:
-            raise KernelError(f"mmad_mx: {side} must be {' or '.join(MX_INPUTS)}, got "
-                              f"{region.dtype.name}", loc)
+def _check_mx_types(dst: Region, a: Region, b: Region, bias: Region | None,
+                    formats: tuple[str, str], k: int, loc) -> str:
+    pair = MX_FP8 if formats[0] in MX_FP8 else tuple(fp4.FORMATS)
+    for side, region, fmt in (("A", a, formats[0]), ("B", b, formats[1])):
+        stored_as = fmt if pair is MX_FP8 else "uint8"
+        if fmt not in pair or region.dtype.name != stored_as:
+            raise KernelError(f"mmad_mx: {side} is {fmt} stored as {region.dtype.name}; the "
+                              f"formats are both of {', '.join(MX_FP8)} or both of "
+                              f"{', '.join(fp4.FORMATS)} (stored as bytes)", loc)
     if dst.dtype.name != "float32":
         raise KernelError(f"mmad_mx: the accumulator is float32, got {dst.dtype.name}", loc)
     if bias is not None:

@@ -28,7 +28,6 @@ from ascsim.isa import FixPipe, IndexedCopy, KernelError, Mmad
 from ascsim.isa.operands import Region
 from ascsim.pto.dtypes import BYTE_FORMATS, machine_type
 from ascsim.pto.enums import AccPhase, AccToVecMode, MemorySpace, ReluPreMode, TensorLayout
-from ascsim.pto.errors import UnsupportedFeatureError
 from ascsim.pto.layout import Frame, round_up, window_offsets
 from ascsim.pto.ops.common import current_core, expect_space, expect_tile, user_location
 from ascsim.pto.tensor import GmTensor
@@ -76,10 +75,12 @@ def _copy(dst: Tile, src: Tile, rows: int, cols: int, src_at, dst_at, transpose:
     window = (cols, rows) if transpose else (rows, cols)
     r0, c0 = dst.origin[0] + dst_at[0], dst.origin[1] + dst_at[1]
     dst_idx = _flat(dst.frame, r0, c0, *window, transpose)
-    nbytes = rows * cols * dst.np_dtype.itemsize
+    packed = dst.dtype.packed  # 4-bit codes, two to a byte: the indices count codes
+    nbytes = -(-rows * cols // 2) if packed else rows * cols * dst.np_dtype.itemsize
     current_core().execute(IndexedCopy(src.region(), dst.region(), src_idx, dst_idx, nbytes, 1,
-                                       loc, op, convert=convert,
-                                       dst_runs=_runs(dst.frame, r0, c0, *window)))
+                                       loc, op, convert=convert, nibbles=packed,
+                                       dst_runs=None if packed else
+                                       _runs(dst.frame, r0, c0, *window)))
 
 
 @lru_cache(maxsize=1024)
@@ -397,6 +398,7 @@ def _phase(phase, op: str, loc) -> str | None:
 
 
 def _mmad(dst, lhs, rhs, bias, accumulate: bool, phase, op: str, loc, mx: bool = False) -> None:
+    """One Mmad record (``mx``: the MX product, its formats from the operands' types)."""
     dst = _operand(dst, MemorySpace.Acc, "dst", op, loc)
     lhs = _operand(lhs, MemorySpace.Left, "lhs", op, loc)
     rhs = _operand(rhs, MemorySpace.Right, "rhs", op, loc)
@@ -421,7 +423,8 @@ def _mmad(dst, lhs, rhs, bias, accumulate: bool, phase, op: str, loc, mx: bool =
         m, n, k, machine_type(lhs.dtype), loc, dst=_first(dst), a=_first(lhs), b=_first(rhs),
         bias=None if bias is None else _first(bias), accumulate=accumulate, op=op,
         a_rows=lhs.frame.rows, b_cols=rhs.frame.cols, c_rows=dst.frame.rows,
-        unit_flag=_phase(phase, op, loc), mx=mx))
+        unit_flag=_phase(phase, op, loc),
+        mx=(machine_type(lhs.dtype), machine_type(rhs.dtype)) if mx else None))
 
 
 def matmul(dst, lhs, rhs, bias=None, *, phase=None):
@@ -494,10 +497,6 @@ def _check_mx(op: str, dst: Tile, lhs: Tile, rhs: Tile, scale_a, scale_b, loc) -
     if not (fp8 or fp4) or dst.dtype.name != "FP32":
         raise ValueError(f"{op}: (lhs,rhs) must be FP8/FP4 combo and dst FP32, got "
                          f"({lhs.dtype!r},{rhs.dtype!r},{dst.dtype!r}). {_where(loc)}")
-    if fp4:
-        raise UnsupportedFeatureError(
-            f"pl.{op}: MXFP4 operands (two 4-bit codes per byte) are not simulated by ascsim; "
-            "MXFP8 (FP8E4M3FN / FP8E5M2) is", loc)
 
 
 def _mx(op: str, dst, acc, lhs, rhs, scale_a, scale_b, phase, loc) -> None:

@@ -188,6 +188,9 @@ def _load(dst, src, offsets, order, op, loc) -> None:
     core = current_core()
     if rows == 0 or cols == 0:
         return
+    if dst.dtype.packed:
+        _load_packed(core, dst, src, base, rows_axis, cols_axis, op, loc)
+        return
     if mx_scale:
         wrows, wcols = _fractal_window(dst, rows, cols)
         src_index = _mx_scale_grid(rows, cols, row_stride, col_stride, pitches[-1],
@@ -213,6 +216,28 @@ def _load(dst, src, offsets, order, op, loc) -> None:
                              cols if transposed else rows, loc, op,
                              gm_rows=None if transposed else (_row_starts(rows, row_stride),
                                                               cols)))
+
+
+def _load_packed(core, dst: Tile, src: GmTensor, base: int, rows_axis, cols_axis, op,
+                 loc) -> None:
+    """A load of 4-bit codes (the MXFP4 types, two to a byte): the tensor's shape and strides
+    count bytes (its packed last axis holds two codes a byte), the offsets too; the tile's
+    valid window counts codes. The window's strides come from the packed layout itself: a
+    code further along the last axis is the next code, one along another axis is two codes a
+    byte of that axis's stride away (``set_stride`` on such a tensor, which counts codes,
+    describes this same layout)."""
+    if src.dtype != dst.dtype:
+        raise ValueError(f"{op}: a {dst.dtype!r} tile loads from a {dst.dtype!r} tensor, got "
+                         f"{src.dtype!r} ({loc[0]}:{loc[1]})")
+    last = src.ndim - 1
+    code_strides = [1 if axis == last else 2 * s for axis, s in enumerate(src.strides)]
+    row_stride = code_strides[rows_axis] if rows_axis is not None else 0
+    rows, cols = dst.valid
+    wrows, wcols = _fractal_window(dst, rows, cols)
+    src_index = _gm_grid(rows, cols, row_stride, code_strides[cols_axis], wrows, wcols)
+    core.execute(IndexedCopy(_gm_region(src).at(base), dst.region(), src_index,
+                             dst.offsets(wrows, wcols).reshape(-1), -(-rows * cols // 2),
+                             rows, loc, op, nibbles=True))
 
 
 # ----------------------------------------------------------------------- store
