@@ -22,9 +22,10 @@ from ascsim.sim.threads import wide
 ROUND_MODES = ("none", "rint", "floor", "ceil", "round", "trunc", "odd")
 
 _UINT_OF_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-#: ml_dtypes' float types (numpy kind "V"): bf16 and the 8-bit floats.
+#: ml_dtypes' float types (numpy kind "V") with a sign bit: bf16 and the two FP8 types (the
+#: one-ulp steps of the rounding modes below assume a sign-magnitude code).
 _ML_FLOATS = frozenset(np.dtype(t) for t in (ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn,
-                                             ml_dtypes.float8_e5m2, ml_dtypes.float8_e8m0fnu))
+                                             ml_dtypes.float8_e5m2))
 
 
 def _is_float(dt: np.dtype) -> bool:
