@@ -16,6 +16,10 @@ tail leaves in the last fractal carry the source's (zero-filled) padding, not st
 ``matmul`` reads its operands in their fractal frames (Left NZ, Right ZN, Acc NZ) through an
 :class:`~ascsim.isa.Mmad` that names the frames, with ``m`` and ``k`` the left tile's valid
 shape and ``n`` the right tile's valid columns; ``phase=`` becomes the record's unit flag.
+``matmul_mx`` / ``matmul_mx_acc`` emit the same record with ``mx`` (the operands' formats),
+after PyPTO Pro's checks of the scale tiles: the machine reads the E8M0 scales itself, at the
+data's addresses >> 4 in the MX buffers (:mod:`ascsim.sim.mx`). 4-bit (MXFP4) tiles move as
+codes packed two to a byte (``IndexedCopy.nibbles``).
 """
 
 from __future__ import annotations
