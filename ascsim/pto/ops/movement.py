@@ -8,7 +8,9 @@ source becomes a :class:`~ascsim.isa.FixPipe` (type conversion, ReLU).
 
 A load into a fractal tile (``Mat``) rounds the window up to whole fractals and zero-fills the
 rounding, as the DMA's ND->NZ conversion fills the blocks a row ends in; the cube then reads
-whole fractals of written bytes.
+whole fractals of written bytes. Two loads read their source their own way: E8M0 into a ZZ /
+NN Mat tile is an MX scale load (the tensor's last axis is the physical pair of scales, which
+joins the group axis), and a load of MXFP4 codes moves 4-bit codes packed two to a byte.
 """
 
 from __future__ import annotations
