@@ -268,7 +268,7 @@ def _info(ns, console: Console) -> int:
         table.add_column("value")
         for name in ("family", "npu_arch", "aic_count", "aiv_count", "clock_mhz", "ub_bytes",
                      "l1_bytes", "l0a_bytes", "l0b_bytes", "l0c_bytes", "bt_bytes",
-                     "gm_bandwidth_bytes_per_cycle"):
+                     "l0a_mx_bytes", "l0b_mx_bytes", "gm_bandwidth_bytes_per_cycle"):
             table.add_row(name, str(getattr(soc, name)))
         table.add_row("paths", ", ".join(sorted(soc.paths)))
         console.print(table)

@@ -20,6 +20,7 @@ checkout of hicann/pypto, or its ``python/tests/st/pypto_pro/frontend`` folder i
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import re
@@ -136,8 +137,22 @@ def pypto_files(base: Path) -> list[SuiteFile]:
         parts = path.relative_to(frontend).parts
         folder = "frontend/" + (parts[0] if len(parts) > 1 else ".")
         scope = pypto_scope(path.relative_to(frontend).as_posix())
-        files.append(SuiteFile(folder, path, "pytest", frontend, scope))
+        if has_test_functions(path):
+            files.append(SuiteFile(folder, path, "pytest", frontend, scope))
+        else:  # a program named like a test file (fa/test_fa_graph_mode.py): run as one
+            files.append(SuiteFile(folder, path, "script", path.parent, scope))
     return files
+
+
+def has_test_functions(path: Path) -> bool:
+    """Whether pytest would find tests in ``path``: a top-level ``test*`` function or a
+    ``Test*`` class. A file without them is a program its authors run with ``python FILE``
+    (its docstring's usage line says so), so the suite runs it as a script."""
+    tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    return any((isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and node.name.startswith("test"))
+               or (isinstance(node, ast.ClassDef) and node.name.startswith("Test"))
+               for node in tree.body)
 
 
 def command(item: SuiteFile, ascsim: list[str], soc: str | None, report: Path) -> list[str]:

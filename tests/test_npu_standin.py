@@ -76,6 +76,7 @@ def test_torch_npu_imports_and_names_the_simulated_soc():
     SESSION.request_soc("Ascend950PR_9579")
     assert torch.npu.get_device_name() == "Ascend950PR_9579"
     assert torch.npu.get_device_name(0) == "Ascend950PR_9579"
+    assert torch.npu.get_soc_version() == 260  # hicann/pypto's conftest: 260 is the 950
     props = torch.npu.get_device_properties("npu:0")
     assert props.name == "Ascend950PR_9579" and props.multi_processor_count > 0
     assert torch.npu.synchronize() is None and torch.npu.current_stream().query()

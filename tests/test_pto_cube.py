@@ -767,16 +767,3 @@ def test_vector_ops_refuse_hifloat8_codes_at_the_line():
     assert f"test_pto_cube.py:{line}" in str(info.value)
 
 
-@pl.jit()
-def mx_kernel(c: pl.Tensor[[M, N], pl.DT_FP32]):
-    with pl.section_cube():
-        acc = _tile([M, N], pl.DT_FP32, Acc, 0)
-        pl.matmul_mx(acc, acc, acc, acc, acc)  # mark: matmul-mx
-
-
-def test_mx_matmul_is_refused_at_its_line():
-    with pytest.raises(Exception, match=r"pl.matmul_mx: MX matmul .* is not simulated") as info:
-        mx_kernel(torch.zeros(M, N))
-    line = next(n for n, text in enumerate(open(__file__), 1) if "mark: matmul-mx" in text
-                and "next(" not in text)
-    assert f"test_pto_cube.py:{line}" in str(info.value)

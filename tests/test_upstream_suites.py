@@ -128,11 +128,16 @@ def test_discovery_of_pyasc_and_pypto_files(tmp_path):
     # --pyasc may also name pyasc's python/ folder itself
     assert len(suites.pyasc_files(tmp_path / "pyasc" / "python")) == 4
     _write(tmp_path / "pypto" / suites.PYPTO_FRONTEND, {
-        "conftest.py": "", "matmul/test_mm.py": "", "simt/thread/test_t.py": "",
+        "conftest.py": "", "matmul/test_mm.py": "def test_mm():\n    pass\n",
+        "simt/thread/test_t.py": "class TestT:\n    pass\n",
+        "fa/test_graph.py": '"""Usage: python test_graph.py"""\ndef helper():\n    pass\n',
     })
     pto = suites.pypto_files(tmp_path / "pypto")
-    assert [(f.folder, f.path.name) for f in pto] == [("frontend/matmul", "test_mm.py"),
-                                                      ("frontend/simt", "test_t.py")]
+    assert [(f.folder, f.path.name, f.kind) for f in pto] == [
+        ("frontend/fa", "test_graph.py", "script"), ("frontend/matmul", "test_mm.py", "pytest"),
+        ("frontend/simt", "test_t.py", "pytest")]
+    # a file without test functions is a program: it runs in its own folder
+    assert pto[0].root == tmp_path / "pypto" / suites.PYPTO_FRONTEND / "fa"
 
 
 @pytest.mark.parametrize("path,scope", [

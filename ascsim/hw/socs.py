@@ -147,6 +147,10 @@ _A5_CUBE = CubeCost(
         "float8_e4m3fn": 32,
         "float8_e5m2": 32,
         "hifloat8": 32,
+        # MXFP4 at twice the FP8 rate: ascend-hw §1 (950PR: 1 PFLOPS FP8/MXFP8, 2 PFLOPS
+        # MXFP4 [S33]).
+        "float4_e2m1": 64,
+        "float4_e1m2": 64,
     },
     startup_cycles=20,  # [S14] pypto cubeStateLatency (A2/A3 model; assumed for 950)
     # The 950's published Matmul API times (device-times.md §A3) busy the M pipe ~92-99 cycles
@@ -401,9 +405,10 @@ _C220_PATHS = frozenset({
     "L1->FB", "L0C->GM", "L0C->L1", "L1->GM", "UB->UB",
 })  # fmt: skip
 # [S3, S23, S24] 3510 adds L0C->UB (FixPipe) and UB<->L1; removes GM->L0A/B and L1->GM.
+# The MX scale loads L1->L0AMX / L1->L0BMX: PyPTO Pro move.md (Mat -> ScaleLeft/ScaleRight, MTE1).
 _C310_PATHS = frozenset({
     "GM->L1", "GM->UB", "UB->GM", "L1->L0A", "L1->L0B", "L1->BT", "L1->FB", "L0C->GM",
-    "L0C->L1", "L0C->UB", "UB->L1", "L1->UB", "UB->UB",
+    "L0C->L1", "L0C->UB", "UB->L1", "L1->UB", "UB->UB", "L1->L0AMX", "L1->L0BMX",
 })  # fmt: skip
 
 # --- Architecture templates ---------------------------------------------------------------
@@ -441,6 +446,8 @@ _DAV_C220 = SocSpec(
         "BT": 64,  # [S11]
         "FB": 128,  # [S10] 2201 hardware-constraint page (the arch page says 64 [S2])
         "GM": 1,  # [S11] no requirement (512 B recommended, gm_recommended_alignment)
+        "L0AMX": 32,  # no MX scale buffers on 2201 (l0a_mx_bytes 0); the 950's figure
+        "L0BMX": 32,
     },
     gm_recommended_alignment=512,  # [S17] "GM地址尽量512B对齐"
     bw=_A2A3_BW,
@@ -492,7 +499,14 @@ _DAV_C310 = replace(
         "BT": 64,  # [S11]
         "FB": 64,  # arch-page value [S2]; the 128 B figure is from a 2201-only page [S10]
         "GM": 1,  # [S11]
+        # PyPTO Pro TileType.md / MemorySpace.md: ScaleLeft / ScaleRight tiles 32 B aligned
+        "L0AMX": 32,
+        "L0BMX": 32,
     },
+    # PyPTO Pro MemorySpace.md: the MX scale buffers beside L0A / L0B have 4 KB each, not
+    # carved from L0A / L0B's 64 KB; mad_mx reads a scale at its data's address >> 4.
+    l0a_mx_bytes=4096,
+    l0b_mx_bytes=4096,
     **_PR_RATES,
     vector=_A2A3_VECTOR,  # no 3510 table published: assumed = A2/A3 (256 B/cycle [S3])
     cube=_A5_CUBE,

@@ -23,6 +23,7 @@ ALL_PATHS: frozenset[str] = frozenset(
     {
         "GM->L1", "GM->UB", "UB->GM", "GM->L0A", "GM->L0B", "L1->L0A", "L1->L0B", "L1->BT",
         "L1->FB", "L0C->GM", "L0C->L1", "L0C->UB", "UB->L1", "L1->UB", "L1->GM", "UB->UB",
+        "L1->L0AMX", "L1->L0BMX",
     }
 )  # fmt: skip
 
@@ -33,6 +34,7 @@ PATH_PIPE: Mapping[str, str] = MappingProxyType({
     "GM->L1": "MTE2", "GM->UB": "MTE2", "GM->L0A": "MTE2", "GM->L0B": "MTE2",
     "UB->GM": "MTE3", "UB->L1": "MTE3", "L1->GM": "MTE3",
     "L1->L0A": "MTE1", "L1->L0B": "MTE1", "L1->BT": "MTE1", "L1->UB": "MTE1",
+    "L1->L0AMX": "MTE1", "L1->L0BMX": "MTE1",
     "L1->FB": "FIX", "L0C->GM": "FIX", "L0C->L1": "FIX", "L0C->UB": "FIX",
     "UB->UB": "V",
 })  # fmt: skip
@@ -44,7 +46,10 @@ DATA_BLOCK_BYTES = 32
 VECTOR_REPEAT_BYTES = 256
 MAX_REPEAT_TIMES = 255
 
-BUFFER_NAMES: frozenset[str] = frozenset({"UB", "L1", "L0A", "L0B", "L0C", "BT", "FB", "GM"})
+#: L0AMX / L0BMX are the 950's MX scale buffers beside L0A / L0B (the E8M0 scales of
+#: ``mad_mx``; PyPTO Pro's ScaleLeft / ScaleRight, MemorySpace.md).
+BUFFER_NAMES: frozenset[str] = frozenset({"UB", "L1", "L0A", "L0B", "L0C", "BT", "FB", "GM",
+                                          "L0AMX", "L0BMX"})
 
 #: Vector instruction classes every SoC must price (dtype-specific keys such as
 #: ``"exp.float16"`` may be added on top; the bare name is the fallback).
@@ -260,6 +265,9 @@ _PATH_FIELD: Mapping[str, str] = MappingProxyType({
     "UB->GM": "ub_to_gm", "L1->GM": "l1_to_gm", "L1->L0A": "l1_to_l0a", "L1->L0B": "l1_to_l0b",
     "L1->BT": "l1_to_bt", "L1->FB": "l1_to_fb", "L0C->GM": "l0c_to_gm", "L0C->L1": "l0c_to_l1",
     "L0C->UB": "l0c_to_ub", "L1->UB": "l1_to_ub", "UB->L1": "ub_to_l1", "UB->UB": "ub_to_ub",
+    # No rate is published for the MX scale loads: they ride the MTE1 engine of L1->L0A/L0B
+    # and are priced at its rate.
+    "L1->L0AMX": "l1_to_l0a", "L1->L0BMX": "l1_to_l0b",
 })  # fmt: skip
 assert set(_PATH_FIELD) == ALL_PATHS
 
@@ -507,6 +515,8 @@ class SocSpec:
     fill_l1_only: bool = False
     aipp_destination: Literal["L1", "UB"] = "L1"
     ub_access_watch: bool = True
+    l0a_mx_bytes: int = 0
+    l0b_mx_bytes: int = 0
 
     def __post_init__(self) -> None:
         owner = f"SocSpec {self.name!r}"

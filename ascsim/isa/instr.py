@@ -123,7 +123,10 @@ class IndexedCopy(NamedTuple):
     run, pitch, count)`` in elements when the destination indices are ``count`` runs of
     ``run`` elements ``pitch`` apart (a window of a fractal tile): the write is recorded as
     those runs, not their hull, so cores filling interleaved parts of one buffer are not taken
-    for overlapping writers.
+    for overlapping writers. ``nibbles``: the elements are 4-bit codes packed two to a byte
+    (:mod:`ascsim.sim.fp4`: element ``i`` is the low four bits of byte ``i // 2`` when ``i`` is
+    even, the high four when odd); the indices count those elements from each region's byte
+    offset, and a filled element is code 0.
 
     Cost: as :class:`Copy` over ``nbytes`` bytes in ``bursts`` bursts (the instruction's own
     counts: a fractal load moves whole 512-byte fractals). ``gm_rows`` = ``(first elements,
@@ -143,6 +146,7 @@ class IndexedCopy(NamedTuple):
     after: float = 0.0
     convert: bool = False
     dst_runs: tuple | None = None
+    nibbles: bool = False
 
 
 # ============================================================================ vector unit
@@ -371,7 +375,12 @@ class Mmad(NamedTuple):
     is ``m x k``, ``b`` the dense ``k/2 x n`` (ZN), and each B element ``(j, c)`` multiplies the
     A element its 2-bit index selects from the group of four ``4*(j//2) ..`` (the indices of
     :class:`SparseIndexLoad`; :mod:`ascsim.sim.exec_sparse` has the rule); priced as the dense
-    ``k/2`` product.
+    ``k/2`` product. ``mx``: the 950's MX product (``mad_mx``, :mod:`ascsim.sim.mx`), the
+    element formats of ``a`` and ``b`` -- both FP8 (``float8_e4m3fn`` / ``float8_e5m2``, the
+    regions' own types) or both FP4 (``float4_e2m1`` / ``float4_e1m2``: codes packed two to a
+    byte, :mod:`ascsim.sim.fp4`, in fractals of 16 x 64 codes) -- every 32 elements of K scaled
+    by an E8M0 code the machine reads from the L0A / L0B MX buffers at the data's byte address
+    >> 4; ``k`` a multiple of 64; priced by ``dtype`` (A's format: FP4 at twice FP8's rate).
 
     Cost: ``busy = startup + ceil(m/16) * ceil(n/16) * ceil(k / k_step[dtype])`` cycles (the
     CubeCost of the SoC table), no extra latency; in HF32 mode K is consumed twice as fast as
@@ -396,6 +405,7 @@ class Mmad(NamedTuple):
     unit_flag: str | None = None
     hf32: str | None = None
     sparse: bool = False
+    mx: tuple[str, str] | None = None
 
 
 class SparseIndexLoad(NamedTuple):

@@ -41,6 +41,16 @@ class DataType:
         """Bytes per element (sub-byte types count as one byte per element here)."""
         return max(1, self.bits // 8)
 
+    @property
+    def packed(self) -> bool:
+        """Whether elements are 4-bit codes stored two to a byte (the MXFP4 types)."""
+        return self.name in PACKED_NIBBLES
+
+    @property
+    def element_bytes(self) -> float:
+        """Bytes an element takes in a tile's layout: 0.5 for the packed 4-bit types."""
+        return 0.5 if self.packed else self.nbytes
+
     def to_c_type_string(self) -> str:
         return C_TYPES.get(self.name, self.name.lower())
 
@@ -83,6 +93,9 @@ TORCH_NAMES = {"FP16": "float16", "BF16": "bfloat16", "FP32": "float32", "INT8":
 #: PyPTO types stored as bytes whose values the machine decodes itself: type name -> the
 #: machine's format name (an Mmad's ``dtype``, a FixPipe's ``dst_format``).
 BYTE_FORMATS = {"HF8": "hifloat8"}
+#: The MXFP4 element types: 4-bit codes, two to a byte (low four bits first), in GM and in
+#: tiles alike (PyPTO Pro matmul_mx.md); machine format names of :mod:`ascsim.sim.fp4`.
+PACKED_NIBBLES = {"FP4E2M1": "float4_e2m1", "FP4E1M2": "float4_e1m2"}
 
 
 #: Float types stored as raw bytes: the values are codes that only the units made for them
@@ -94,7 +107,7 @@ CODED_FLOATS = frozenset(name for name, (_, store, kind) in _TABLE.items()
 def machine_type(dtype: DataType) -> str:
     """The name the machine's records use for values of ``dtype``: its byte format, else the
     numpy type it is stored as."""
-    return BYTE_FORMATS.get(dtype.name, dtype.np_dtype.name)
+    return BYTE_FORMATS.get(dtype.name) or PACKED_NIBBLES.get(dtype.name, dtype.np_dtype.name)
 
 
 def from_numpy(dtype: np.dtype) -> DataType:

@@ -28,8 +28,8 @@ class MemorySpace(IntEnum):
 #: Memory space -> the machine's local memory name.
 SPACE_MEMORY = {MemorySpace.Vec: "UB", MemorySpace.Mat: "L1", MemorySpace.Left: "L0A",
                 MemorySpace.Right: "L0B", MemorySpace.Acc: "L0C", MemorySpace.Bias: "BT",
-                MemorySpace.Scaling: "FB", MemorySpace.ScaleLeft: "L0A",
-                MemorySpace.ScaleRight: "L0B"}
+                MemorySpace.Scaling: "FB", MemorySpace.ScaleLeft: "L0AMX",
+                MemorySpace.ScaleRight: "L0BMX"}
 
 #: Address alignment ``make_tile`` checks, in bytes (spaces not listed are unchecked).
 SPACE_ALIGNMENT = {MemorySpace.Vec: 32, MemorySpace.Mat: 32, MemorySpace.ScaleLeft: 32,

@@ -19,7 +19,7 @@ from dataclasses import replace
 import numpy as np
 
 from ascsim import npu
-from ascsim.pto import parse, pipeline, tiling_data
+from ascsim.pto import parse, pipeline, static_checks, tiling_data
 from ascsim.pto.dtypes import TORCH_NAMES, DataType
 from ascsim.pto.errors import ParserError, ParserSyntaxError
 from ascsim.pto.hints import PTO_HINTS
@@ -141,6 +141,7 @@ class PtoKernel:
         self.key_fields = _key_fields(self.tiling_key, self.signature, fn)
         self._factories: dict = {}
         self._kind: str | None = None
+        self._checked = False  # static_checks passed (once, at the first launch)
         # PyPTO Pro's compile caches, under its names (its tests count the variants): one
         # kernel definition per static-shape signature, one compiled variant per (static
         # signature, datatypes, tiling key). Here a variant is the rewritten body.
@@ -278,6 +279,9 @@ class _Launch:
         kernel = self.kernel
         soc = require_pto_soc()
         pipeline.check_supported(kernel.pipeline, kernel.kind(), kernel.name)
+        if not kernel._checked:  # PyPTO Pro's parse-time refusals, before any binding
+            static_checks.check_kernel(kernel.fn, kernel.name, kernel.specs)
+            kernel._checked = True
         try:
             call = kernel.signature.bind(*args, **kwargs)
         except TypeError as exc:

@@ -53,21 +53,26 @@ def round_up(x: int, m: int) -> int:
     return -(-x // m) * m
 
 
-def fractal_shape(layout: TensorLayout, elem_bytes: int, accumulator: bool) -> tuple[int, int]:
-    """Rows x columns of one fractal of ``layout``."""
+def fractal_shape(layout: TensorLayout, elem_bytes: float, accumulator: bool,
+                  fractal_bytes: int = FRACTAL_BYTES) -> tuple[int, int]:
+    """Rows x columns of one fractal of ``layout``: 16 rows (columns for ZN/NN) of
+    ``fractal_bytes / 16`` bytes. ``fractal_bytes`` is 512 but for the MX scale tiles (E8M0 in
+    ZZ / NN, 32 bytes: 16 x 2 scales, PyPTO Pro TileType.md "fractal=32")."""
     if layout in (TensorLayout.ND, TensorLayout.DN):
         return 1, 1
     if accumulator:
         return ACC_FRACTAL
-    c0 = max(1, 32 // elem_bytes)
+    # (elem_bytes is 0.5 for the 4-bit floats: 64 of them to a 32-byte fractal row)
+    c0 = max(1, int(fractal_bytes / FRACTAL_SIDE / elem_bytes))
     if layout in (TensorLayout.NZ, TensorLayout.ZZ):
         return FRACTAL_SIDE, c0
     return c0, FRACTAL_SIDE  # ZN, NN
 
 
-def make_frame(layout: TensorLayout, rows: int, cols: int, elem_bytes: int,
-               accumulator: bool = False, extra_rows: int = 0) -> Frame:
-    fr, fc = fractal_shape(layout, elem_bytes, accumulator)
+def make_frame(layout: TensorLayout, rows: int, cols: int, elem_bytes: float,
+               accumulator: bool = False, extra_rows: int = 0,
+               fractal_bytes: int = FRACTAL_BYTES) -> Frame:
+    fr, fc = fractal_shape(layout, elem_bytes, accumulator, fractal_bytes)
     return Frame(layout, round_up(rows, fr) + extra_rows, round_up(cols, fc), fr, fc)
 
 

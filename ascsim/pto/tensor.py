@@ -128,6 +128,10 @@ def set_stride(tensor: GmTensor, strides) -> None:
     window's rows and columns by them (the window's first element is still found with the
     tensor's own strides: ``load(tile, x, [i, 0])`` after ``set_stride(x, [s, 1])`` reads row
     ``i`` and row ``i + s / width``)."""
+    if tensor.dtype.packed and len(strides) == 2:
+        # A packed 4-bit tensor's loads read its packed layout (movement._load_packed); its
+        # set_stride counts codes of that layout, at any rank, and changes nothing here.
+        return
     if tensor.ndim != 2 or len(strides) != 2:
         raise KernelError("set_stride applies to a 2-D tensor and takes two strides",
                           user_location())

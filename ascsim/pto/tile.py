@@ -26,7 +26,7 @@ from ascsim.pto.enums import (
     TilePad,
 )
 from ascsim.pto.errors import FinalRejectionError, ParserSyntaxError
-from ascsim.pto.layout import Frame, make_frame, window_offsets
+from ascsim.pto.layout import FRACTAL_BYTES, Frame, make_frame, window_offsets
 from ascsim.sim.scheduler import current_core
 from ascsim.sim.source import user_location
 
@@ -36,6 +36,10 @@ DEFAULT_LAYOUT = {MemorySpace.Vec: TensorLayout.ND, MemorySpace.Mat: TensorLayou
                   MemorySpace.Acc: TensorLayout.NZ, MemorySpace.Bias: TensorLayout.ND,
                   MemorySpace.Scaling: TensorLayout.ND, MemorySpace.ScaleLeft: TensorLayout.ZZ,
                   MemorySpace.ScaleRight: TensorLayout.NN, MemorySpace.DDR: TensorLayout.ND}
+
+#: The MX scale tiles' layouts (A's scales ZZ, B's NN) and their fractal: 16 x 2 E8M0 scales.
+SCALE_LAYOUTS = (TensorLayout.ZZ, TensorLayout.NN)
+SCALE_FRACTAL_BYTES = 32
 
 #: Layouts the cube's own buffers refuse on the 950.
 REFUSED_LAYOUTS = {MemorySpace.Left: (TensorLayout.ZZ, TensorLayout.NN),
@@ -88,8 +92,17 @@ class TileType:
 
     def frame(self) -> Frame:
         extra = 1 if self.compact == CompactMode.RowPlusOne else 0
-        return make_frame(self.layout, self.shape[0], self.shape[1], self.dtype.nbytes,
-                          accumulator=self.space == MemorySpace.Acc, extra_rows=extra)
+        return make_frame(self.layout, self.shape[0], self.shape[1], self.dtype.element_bytes,
+                          accumulator=self.space == MemorySpace.Acc, extra_rows=extra,
+                          fractal_bytes=self.fractal_bytes())
+
+    def fractal_bytes(self) -> int:
+        """Bytes of one fractal: 32 for an MX scale tile (E8M0 in ZZ / NN, where
+        ``fractal`` defaults to 32, PyPTO Pro TileType.md), else 512."""
+        if (self.dtype.name == "FP8E8M0" and self.layout in SCALE_LAYOUTS
+                and self.fractal in (None, SCALE_FRACTAL_BYTES)):
+            return SCALE_FRACTAL_BYTES
+        return FRACTAL_BYTES
 
     def nbytes(self) -> int:
         return self.frame().elements * self.dtype.nbytes
@@ -141,8 +154,9 @@ class Tile:
             return
         rows, cols = self.valid
         self.frame = make_frame(frame.layout, max(rows, 1), max(cols, 1),
-                                self.ttype.dtype.nbytes,
-                                accumulator=self.ttype.space == MemorySpace.Acc)
+                                self.ttype.dtype.element_bytes,
+                                accumulator=self.ttype.space == MemorySpace.Acc,
+                                fractal_bytes=self.ttype.fractal_bytes())
 
     # -- description
     @property

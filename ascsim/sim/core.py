@@ -27,7 +27,8 @@ UB_CONFLICT_WINDOWS = 8
 CORE_BUFFERS = {
     "AIV": {"UB": "ub_bytes"},
     "AIC": {"L1": "l1_bytes", "L0A": "l0a_bytes", "L0B": "l0b_bytes", "L0C": "l0c_bytes",
-            "BT": "bt_bytes", "FB": "fixpipe_buffer_bytes"},
+            "BT": "bt_bytes", "FB": "fixpipe_buffer_bytes", "L0AMX": "l0a_mx_bytes",
+            "L0BMX": "l0b_mx_bytes"},
 }
 
 

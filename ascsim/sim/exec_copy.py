@@ -236,6 +236,8 @@ def execute_indexed_copy(core, rec: IndexedCopy):
     src, dst, loc = rec.src, rec.dst, rec.loc
     cost = route(core, src, dst, loc)
     check_alignment(core, rec.op, (dst, src), loc)
+    if rec.nibbles:
+        return _nibble_copy(core, rec, cost)
     src_idx = rec.src_index.reshape(-1)
     valid = src_idx >= 0
     complete = bool(valid.all())
@@ -264,6 +266,35 @@ def execute_indexed_copy(core, rec: IndexedCopy):
             values = np.full(src_idx.shape, rec.fill, dtype=dst.dtype)
             values[valid] = src_view[src_idx[valid]].view(dst.dtype)
             dst_view[dst_idx] = values
+    stored(dst, dst_view)
+    return _indexed_place(core, rec, cost, read, write)
+
+
+def _nibble_copy(core, rec: IndexedCopy, cost):
+    """An :class:`IndexedCopy` of 4-bit codes packed two to a byte: the source's codes
+    gathered, each destination byte rewritten in the half its code goes to."""
+    src, dst, loc = rec.src, rec.dst, rec.loc
+    src_idx = rec.src_index.reshape(-1)
+    valid = src_idx >= 0
+    taken = src_idx[valid]
+    dst_idx = (np.arange(src_idx.size, dtype=np.int64) if rec.dst_index is None
+               else rec.dst_index.reshape(-1))
+    if not core.launch.values:
+        read = index_access(src, taken >> 1) if taken.size else None
+        write = index_access(dst, dst_idx >> 1) if dst_idx.size else None
+        check_accesses(core, [(r, a) for r, a in ((src, read), (dst, write)) if a is not None],
+                       loc)
+        return _indexed_place(core, rec, cost, read, write)
+    src_view, read = span(core, src, taken >> 1, loc)
+    codes = np.zeros(src_idx.shape, dtype=np.uint8)
+    codes[valid] = (src_view.view(np.uint8)[taken >> 1] >> ((taken & 1) << 2).astype(np.uint8)
+                    ) & 0xF
+    dst_view, write = span(core, dst, dst_idx >> 1, loc)
+    out = dst_view.view(np.uint8)
+    for half, keep in ((0, 0xF0), (1, 0x0F)):  # within a half, each byte appears once
+        sel = (dst_idx & 1) == half
+        at = dst_idx[sel] >> 1
+        out[at] = (out[at] & keep) | (codes[sel] << (4 * half))
     stored(dst, dst_view)
     return _indexed_place(core, rec, cost, read, write)
 

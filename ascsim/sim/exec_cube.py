@@ -17,7 +17,7 @@ import numpy as np
 from ascsim.isa.errors import KernelError
 from ascsim.isa.instr import MATMUL_EVENTS, CubeProduct, FixPipe, MatmulBookkeeping, Mmad
 from ascsim.isa.operands import Region
-from ascsim.sim import exec_sparse, fractal, hifloat8, unit_flag
+from ascsim.sim import exec_sparse, fp4, fractal, hifloat8, mx, unit_flag
 from ascsim.sim.access import strided
 from ascsim.sim.exec_copy import route
 from ascsim.sim.numerics import convert, cube_matmul, start_cube_matmul, to_hf32
@@ -40,6 +40,8 @@ ACCUMULATOR = {"float16": "float32", "bfloat16": "float32", "float32": "float32"
                "float8_e5m2": "float32", "hifloat8": "float32"}
 #: Input formats stored as raw bytes (no numpy type of their own): format -> decoder to fp32.
 BYTE_FORMATS = {"hifloat8": hifloat8.decode}
+#: The bits of a per-channel scale word the fixpipe uses (see :func:`_scales`).
+DEQ_TENSOR_MASK = 0xFFFFE000
 #: FixPipe destination formats stored as raw bytes: format -> encoder from fp32.
 BYTE_ENCODERS = {"hifloat8": hifloat8.encode}
 
@@ -68,25 +70,32 @@ def execute_mmad(core, rec: Mmad):
     if rec.sparse:
         return _execute_sparse(core, rec, busy)
     dst, a, b, bias = rec.dst, rec.a, rec.b, rec.bias
-    acc_type = _check_types(dst, a, b, bias, rec.dtype, loc)
+    acc_type = (_check_mx_types(dst, a, b, bias, rec.mx, rec.k, loc) if rec.mx else
+                _check_types(dst, a, b, bias, rec.dtype, loc))
     check_alignment(core, rec.op, (dst, a, b, bias), loc)
     m, n, k = rec.m, rec.n, rec.k
-    c0 = fractal.c0_of(a.dtype)
+    # MXFP4: codes two to a byte, 64 to a fractal row; offsets below count codes, bytes half.
+    per_byte = 2 if rec.mx and rec.mx[0] in fp4.FORMATS else 1
+    c0 = fractal.c0_of(a.dtype) * per_byte
     mp, np_, kp = -(-m // 16) * 16, -(-n // 16) * 16, -(-k // c0) * c0
     frames = _Frames(rec.a_rows or mp, rec.b_cols or np_, rec.c_rows or mp)
     _check_frames(frames, mp, np_, loc)
-    reads = [_window(a, mp * c0, frames.a_rows * c0, kp // c0),
-             _window(b, np_ * c0, frames.b_cols * c0, kp // c0)]
+    row = c0 // per_byte  # bytes of a fractal row
+    reads = [_window(a, mp * row, frames.a_rows * row, kp // c0),
+             _window(b, np_ * row, frames.b_cols * row, kp // c0)]
     writes = (_window(dst, mp * 16, frames.c_rows * 16, np_ // 16),)
+    scales = _mx_scales(core, a, b, frames, kp, loc) if rec.mx else ()
     if rec.unit_flag is not None:
         unit_flag.wait(core, "M", (dst.mem.key, dst.offset), rec.unit_flag, loc)
     if not core.launch.values:
         reads += _initial_reads(rec, mp, np_, frames)
         check_accesses(core, [(r, acc) for r, acc in zip((a, b, *_initial_regions(rec)), reads)]
-                       + [(dst, writes[0])], loc)
+                       + [(dst, writes[0])] + [(s.region, s.access) for s in scales], loc)
     elif mp and np_:
-        a_flat = view(core, a, 0, frames.a_rows * kp, loc)
-        b_flat = view(core, b, 0, kp * frames.b_cols, loc)
+        a_flat = view(core, a, 0, frames.a_rows * kp // per_byte, loc)
+        b_flat = view(core, b, 0, kp * frames.b_cols // per_byte, loc)
+        if per_byte == 2:
+            a_flat, b_flat = fp4.unpack(a_flat), fp4.unpack(b_flat)
         c_flat = view(core, dst, 0, frames.c_rows * np_, loc)
         if core.soc.l0a_layout == "NZ":
             a_nd = fractal.nz_to_nd(a_flat, mp, kp, c0, frames.a_rows)[:, :k]
@@ -99,12 +108,19 @@ def execute_mmad(core, rec: Mmad):
         if decode is not None:
             a_nd, b_nd = decode(a_nd), decode(b_nd)
         initial = _initial_c(core, rec, c_flat, mp, np_, frames, reads, loc)
-        result = _matmul(a_nd, b_nd, initial, acc_type).astype(acc_type)
+        if rec.mx:
+            if per_byte == 2:
+                a_nd, b_nd = fp4.decode(a_nd, rec.mx[0]), fp4.decode(b_nd, rec.mx[1])
+            sa, sb = (view(core, s.region, 0, s.region.count, loc)[s.index] for s in scales)
+            result = mx.product(a_nd, b_nd[:, :np_], sa[:mp, :], sb[:, :np_], initial)
+        else:
+            result = _matmul(a_nd, b_nd, initial, acc_type).astype(acc_type)
         if frames.c_rows == mp:
             c_flat[:] = fractal.nd_to_nz(result, fractal.L0C_C0).reshape(-1)
         else:  # only the m rows of each 16-column strip of the larger frame
             strips = c_flat.reshape(np_ // 16, frames.c_rows, 16)
             strips[:, :mp, :] = fractal.nd_to_nz(result, fractal.L0C_C0)
+    reads += [s.access for s in scales]
     regions = (dst, a, b, bias)
     ready = gates_ready(regions)
     start = core.begin("M", ready if ready > rec.after else rec.after)
@@ -114,6 +130,72 @@ def execute_mmad(core, rec: Mmad):
     if rec.unit_flag is not None:
         unit_flag.done(core, "M", (dst.mem.key, dst.offset), rec.unit_flag, instr.done, loc)
     return instr
+
+
+class _Scales(NamedTuple):
+    """Where an MX Mmad's scales for one operand are: the MX buffer's region, the element
+    index of every scale in its frame, and the access record of the bytes read."""
+
+    region: Region
+    index: np.ndarray
+    access: tuple
+
+
+#: Data buffer -> its MX scale buffer (the scale of data at byte X is at byte X >> 4).
+MX_BUFFERS = {"L0A": "L0AMX", "L0B": "L0BMX"}
+
+
+def _mx_scales(core, a: Region, b: Region, frames: _Frames, kp: int, loc) -> tuple:
+    """The scale operands of an MX Mmad: A's ``a_rows x K/32`` ZZ frame in L0AMX at A's byte
+    address >> 4, B's ``K/32 x b_cols`` NN frame in L0BMX at B's byte address >> 4."""
+    groups = kp // mx.GROUP
+    out = []
+    for data, index in ((a, _scale_a_index(frames.a_rows, groups)),
+                        (b, _scale_b_index(groups, frames.b_cols))):
+        mem = core.mem.get(MX_BUFFERS.get(data.mem.space, ""))
+        if mem is None or not mem.capacity:
+            raise KernelError(f"mmad_mx: {core.soc.name} has no MX scale buffer beside "
+                              f"{data.mem.space}", loc)
+        region = Region(mem, data.offset >> 4, index.size, np.dtype(np.uint8))
+        out.append(_Scales(region, index, region.access(0, index.size)))
+    return tuple(out)
+
+
+@lru_cache(maxsize=64)
+def _scale_a_index(rows: int, groups: int) -> np.ndarray:
+    index = mx.scale_a_offsets(rows, groups)
+    index.setflags(write=False)
+    return index
+
+
+@lru_cache(maxsize=64)
+def _scale_b_index(groups: int, cols: int) -> np.ndarray:
+    index = mx.scale_b_offsets(groups, cols)
+    index.setflags(write=False)
+    return index
+
+
+#: The element formats of an MX Mmad's operands (either of a pair on each side): the FP8
+#: pair (stored in their own types) and the FP4 pair (stored as bytes of two codes).
+MX_FP8 = ("float8_e4m3fn", "float8_e5m2")
+
+
+def _check_mx_types(dst: Region, a: Region, b: Region, bias: Region | None,
+                    formats: tuple[str, str], k: int, loc) -> str:
+    pair = MX_FP8 if formats[0] in MX_FP8 else tuple(fp4.FORMATS)
+    for side, region, fmt in (("A", a, formats[0]), ("B", b, formats[1])):
+        stored_as = fmt if pair is MX_FP8 else "uint8"
+        if fmt not in pair or region.dtype.name != stored_as:
+            raise KernelError(f"mmad_mx: {side} is {fmt} stored as {region.dtype.name}; the "
+                              f"formats are both of {', '.join(MX_FP8)} or both of "
+                              f"{', '.join(fp4.FORMATS)} (stored as bytes)", loc)
+    if dst.dtype.name != "float32":
+        raise KernelError(f"mmad_mx: the accumulator is float32, got {dst.dtype.name}", loc)
+    if bias is not None:
+        raise KernelError("mmad_mx: takes no bias", loc)
+    if k % mx.K_MULTIPLE:
+        raise KernelError(f"mmad_mx: k ({k}) must be a multiple of {mx.K_MULTIPLE}", loc)
+    return "float32"
 
 
 def _execute_sparse(core, rec: Mmad, busy: float):
@@ -353,7 +435,10 @@ def _scales(core, quant, nd: int, m: int, n: int, loc) -> np.ndarray:
     if not isinstance(quant, Region):
         return np.float32(quant)
     words = view(core, quant, 0, n, loc).astype(np.uint64)
-    per_column = (words & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.float32)
+    # The 950's fixpipe keeps the sign, the exponent and the top 10 mantissa bits of each
+    # per-channel fp32 scale (PTO-ISA masks the word with 0xFFFFE000, as hicann/pypto's MX
+    # scale-tile test notes).
+    per_column = (words & np.uint64(DEQ_TENSOR_MASK)).astype(np.uint32).view(np.float32)
     return np.broadcast_to(per_column, (nd, m, n)).reshape(-1)
 
 

@@ -21,11 +21,15 @@ from ascsim.sim.threads import wide
 
 ROUND_MODES = ("none", "rint", "floor", "ceil", "round", "trunc", "odd")
 
-_UINT_OF_SIZE = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+_UINT_OF_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+#: ml_dtypes' float types (numpy kind "V") with a sign bit: bf16 and the two FP8 types (the
+#: one-ulp steps of the rounding modes below assume a sign-magnitude code).
+_ML_FLOATS = frozenset(np.dtype(t) for t in (ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn,
+                                             ml_dtypes.float8_e5m2))
 
 
 def _is_float(dt: np.dtype) -> bool:
-    return dt.kind == "f" or dt.name == "bfloat16"
+    return dt.kind == "f" or dt in _ML_FLOATS
 
 
 def _step(y: np.ndarray, where_up: np.ndarray, where_down: np.ndarray) -> np.ndarray:

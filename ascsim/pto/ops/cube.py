@@ -16,6 +16,10 @@ tail leaves in the last fractal carry the source's (zero-filled) padding, not st
 ``matmul`` reads its operands in their fractal frames (Left NZ, Right ZN, Acc NZ) through an
 :class:`~ascsim.isa.Mmad` that names the frames, with ``m`` and ``k`` the left tile's valid
 shape and ``n`` the right tile's valid columns; ``phase=`` becomes the record's unit flag.
+``matmul_mx`` / ``matmul_mx_acc`` emit the same record with ``mx`` (the operands' formats),
+after PyPTO Pro's checks of the scale tiles: the machine reads the E8M0 scales itself, at the
+data's addresses >> 4 in the MX buffers (:mod:`ascsim.sim.mx`). 4-bit (MXFP4) tiles move as
+codes packed two to a byte (``IndexedCopy.nibbles``).
 """
 
 from __future__ import annotations
@@ -28,7 +32,6 @@ from ascsim.isa import FixPipe, IndexedCopy, KernelError, Mmad
 from ascsim.isa.operands import Region
 from ascsim.pto.dtypes import BYTE_FORMATS, machine_type
 from ascsim.pto.enums import AccPhase, AccToVecMode, MemorySpace, ReluPreMode, TensorLayout
-from ascsim.pto.errors import UnsupportedFeatureError
 from ascsim.pto.layout import Frame, round_up, window_offsets
 from ascsim.pto.ops.common import current_core, expect_space, expect_tile, user_location
 from ascsim.pto.tensor import GmTensor
@@ -76,10 +79,12 @@ def _copy(dst: Tile, src: Tile, rows: int, cols: int, src_at, dst_at, transpose:
     window = (cols, rows) if transpose else (rows, cols)
     r0, c0 = dst.origin[0] + dst_at[0], dst.origin[1] + dst_at[1]
     dst_idx = _flat(dst.frame, r0, c0, *window, transpose)
-    nbytes = rows * cols * dst.np_dtype.itemsize
+    packed = dst.dtype.packed  # 4-bit codes, two to a byte: the indices count codes
+    nbytes = -(-rows * cols // 2) if packed else rows * cols * dst.np_dtype.itemsize
     current_core().execute(IndexedCopy(src.region(), dst.region(), src_idx, dst_idx, nbytes, 1,
-                                       loc, op, convert=convert,
-                                       dst_runs=_runs(dst.frame, r0, c0, *window)))
+                                       loc, op, convert=convert, nibbles=packed,
+                                       dst_runs=None if packed else
+                                       _runs(dst.frame, r0, c0, *window)))
 
 
 @lru_cache(maxsize=1024)
@@ -396,7 +401,8 @@ def _phase(phase, op: str, loc) -> str | None:
     return UNIT_PHASES.get(int(AccPhase(phase)))
 
 
-def _mmad(dst, lhs, rhs, bias, accumulate: bool, phase, op: str, loc) -> None:
+def _mmad(dst, lhs, rhs, bias, accumulate: bool, phase, op: str, loc, mx: bool = False) -> None:
+    """One Mmad record (``mx``: the MX product, its formats from the operands' types)."""
     dst = _operand(dst, MemorySpace.Acc, "dst", op, loc)
     lhs = _operand(lhs, MemorySpace.Left, "lhs", op, loc)
     rhs = _operand(rhs, MemorySpace.Right, "rhs", op, loc)
@@ -421,7 +427,8 @@ def _mmad(dst, lhs, rhs, bias, accumulate: bool, phase, op: str, loc) -> None:
         m, n, k, machine_type(lhs.dtype), loc, dst=_first(dst), a=_first(lhs), b=_first(rhs),
         bias=None if bias is None else _first(bias), accumulate=accumulate, op=op,
         a_rows=lhs.frame.rows, b_cols=rhs.frame.cols, c_rows=dst.frame.rows,
-        unit_flag=_phase(phase, op, loc)))
+        unit_flag=_phase(phase, op, loc),
+        mx=(machine_type(lhs.dtype), machine_type(rhs.dtype)) if mx else None))
 
 
 def matmul(dst, lhs, rhs, bias=None, *, phase=None):
@@ -446,16 +453,86 @@ def matmul_acc(dst, acc, lhs, rhs, *, phase=None):
     _mmad(dst, lhs, rhs, None, True, phase, "matmul_acc", loc)
 
 
-def _not_simulated(name: str):
-    def refused(*args, **kwargs):
-        raise UnsupportedFeatureError(
-            f"pl.{name}: MX matmul (fp8/fp4 inputs with E8M0 scales per 32 elements of K, "
-            "in ScaleLeft/ScaleRight tiles) is not simulated by ascsim", user_location())
+# ----------------------------------------------------------------------- MX matmul
+#: MX operand types: the FP8 pair and the FP4 pair (either type on each side of a pair).
+MX_FP8 = ("FP8E4M3FN", "FP8E5M2")
+MX_FP4 = ("FP4E2M1", "FP4E1M2")
+#: Elements of K per E8M0 scale, and the multiple K must be (PyPTO Pro matmul_mx.md).
+MX_GROUP = 32
+MX_K_MULTIPLE = 64
 
-    refused.__name__ = name
-    return refused
+
+def _check_mx(op: str, dst: Tile, lhs: Tile, rhs: Tile, scale_a, scale_b, loc) -> None:
+    """PyPTO Pro's checks of an MX matmul's declared tiles (block_ops ``_check_mx_operands``),
+    in its wording."""
+    lhs_k, rhs_k = lhs.shape[1], rhs.shape[0]
+    if lhs_k != rhs_k:
+        raise ValueError(f"{op}: lhs and rhs K dimensions must match, got lhs K={lhs_k}, "
+                         f"rhs K={rhs_k}. {_where(loc)}")
+    for name, k in (("lhs", lhs_k), ("rhs", rhs_k)):
+        if k % MX_K_MULTIPLE:
+            raise ValueError(f"{op}: K dimension must be a multiple of {MX_K_MULTIPLE} for MX "
+                             f"matmul, got {name} K={k}. {_where(loc)}")
+    if dst.shape != [lhs.shape[0], rhs.shape[1]]:
+        raise ValueError(f"{op}: dst_tile shape must be [lhs M, rhs N], expected "
+                         f"{[lhs.shape[0], rhs.shape[1]]}, got {dst.shape}. {_where(loc)}")
+    for scale, data, name, data_name, space, axis in (
+            (scale_a, lhs, "scale_a", "lhs_tile", MemorySpace.ScaleLeft, 1),
+            (scale_b, rhs, "scale_b", "rhs_tile", MemorySpace.ScaleRight, 0)):
+        if not isinstance(scale, Tile):
+            raise ValueError(f"{op}: {name} must be a Tile {_where(loc)}")
+        if scale.dtype.name != "FP8E8M0":
+            raise ValueError(f"{op}: {name} must use FP8E8M0 dtype, got {scale.dtype!r} "
+                             f"{_where(loc)}")
+        expect_space(scale, (space,), op, name, loc)
+        expected = list(data.shape)
+        expected[axis] //= MX_GROUP
+        if scale.shape != expected:
+            raise ValueError(f"{op}: {name} shape must match {data_name} MX groups, expected "
+                             f"{expected} for {data_name} shape {data.shape}, got "
+                             f"{scale.shape}. {_where(loc)}")
+        if scale.addr != data.addr >> 4:
+            raise ValueError(f"{op}: {name} address must equal {data_name} address >> 4, got "
+                             f"{data_name}=0x{data.addr:X}, expected {name}="
+                             f"0x{data.addr >> 4:X}, actual {name}=0x{scale.addr:X}. "
+                             f"{_where(loc)}")
+    types = (lhs.dtype.name, rhs.dtype.name)
+    fp8, fp4 = all(t in MX_FP8 for t in types), all(t in MX_FP4 for t in types)
+    if not (fp8 or fp4) or dst.dtype.name != "FP32":
+        raise ValueError(f"{op}: (lhs,rhs) must be FP8/FP4 combo and dst FP32, got "
+                         f"({lhs.dtype!r},{rhs.dtype!r},{dst.dtype!r}). {_where(loc)}")
+
+
+def _mx(op: str, dst, acc, lhs, rhs, scale_a, scale_b, phase, loc) -> None:
+    dst = _operand(dst, MemorySpace.Acc, "dst", op, loc)
+    lhs = _operand(lhs, MemorySpace.Left, "lhs", op, loc)
+    rhs = _operand(rhs, MemorySpace.Right, "rhs", op, loc)
+    if acc is not None:
+        acc = _operand(acc, MemorySpace.Acc, "acc", op, loc)
+        if acc.shape != dst.shape:
+            raise ValueError(f"{op}: acc_tile shape must match dst_tile shape, got "
+                             f"{acc.shape} and {dst.shape}. {_where(loc)}")
+        if (acc.mem, acc.addr, acc.origin) != (dst.mem, dst.addr, dst.origin):
+            raise ValueError(f"{op}: the Cube accumulates in place, so acc must be the dst "
+                             f"tile (or a tile over the same L0C bytes) {_where(loc)}")
+    _check_mx(op, dst, lhs, rhs, scale_a, scale_b, loc)
+    # The instruction reads the scales at the data's addresses >> 4 (checked above), so
+    # the scale tiles themselves are no operands of the record.
+    _mmad(dst, lhs, rhs, None, acc is not None, phase, op, loc, mx=True)
+
+
+def matmul_mx(dst, lhs, rhs, scale_a, scale_b, *, phase=None):
+    """``pl.matmul_mx(dst, lhs, rhs, scale_a, scale_b, *, phase=None)``: ``dst =
+    dequant(lhs, scale_a) @ dequant(rhs, scale_b)`` (E8M0 scales per 32 elements of K)."""
+    _mx("matmul_mx", dst, None, lhs, rhs, scale_a, scale_b, phase, user_location())
+
+
+def matmul_mx_acc(dst, acc, lhs, rhs, scale_a, scale_b, *, phase=None):
+    """``pl.matmul_mx_acc(dst, acc, lhs, rhs, scale_a, scale_b, *, phase=None)``: ``dst = acc
+    + dequant(lhs, scale_a) @ dequant(rhs, scale_b)``, in place."""
+    _mx("matmul_mx_acc", dst, acc, lhs, rhs, scale_a, scale_b, phase, user_location())
 
 
 OPS = {"move": move, "insert": insert, "matmul": matmul, "matmul_acc": matmul_acc,
-       "matmul_mx": _not_simulated("matmul_mx"), "matmul_mx_acc": _not_simulated("matmul_mx_acc")}
+       "matmul_mx": matmul_mx, "matmul_mx_acc": matmul_mx_acc}
 HIDDEN = {"matmul_bias": matmul_bias}

@@ -8,7 +8,9 @@ source becomes a :class:`~ascsim.isa.FixPipe` (type conversion, ReLU).
 
 A load into a fractal tile (``Mat``) rounds the window up to whole fractals and zero-fills the
 rounding, as the DMA's ND->NZ conversion fills the blocks a row ends in; the cube then reads
-whole fractals of written bytes.
+whole fractals of written bytes. Two loads read their source their own way: E8M0 into a ZZ /
+NN Mat tile is an MX scale load (the tensor's last axis is the physical pair of scales, which
+joins the group axis), and a load of MXFP4 codes moves 4-bit codes packed two to a byte.
 """
 
 from __future__ import annotations
@@ -92,6 +94,49 @@ def _row_starts(rows: int, row_stride: int) -> np.ndarray:
     return starts
 
 
+@lru_cache(maxsize=256)
+def _mx_scale_grid(rows: int, cols: int, row_stride: int, col_stride: int, phase_stride: int,
+                   groups_in_rows: bool, wrows: int, wcols: int) -> np.ndarray:
+    """:func:`_gm_grid` of an MX scale load: along the group axis (the tile's columns for A's
+    ZZ scales, its rows for B's NN scales) scale ``g`` is element ``g % 2`` of the physical
+    phase axis (the tensor's last, of length 2) at index ``g // 2`` of the tensor axis."""
+    r = np.arange(rows, dtype=np.int64)[:, None]
+    c = np.arange(cols, dtype=np.int64)[None, :]
+    if groups_in_rows:
+        along = (r // 2) * row_stride + (r % 2) * phase_stride + c * col_stride
+    else:
+        along = r * row_stride + (c // 2) * col_stride + (c % 2) * phase_stride
+    grid = np.full((wrows, wcols), -1, dtype=np.int64)
+    grid[:rows, :cols] = along
+    grid = grid.reshape(-1)
+    grid.setflags(write=False)
+    return grid
+
+
+def _is_mx_scale_load(tile: Tile) -> bool:
+    """Whether a load into ``tile`` is an MX scale load: E8M0 into a fractal-32 ZZ / NN Mat
+    tile (PyPTO Pro load.md: such a load always reads the MX scale layout)."""
+    return (tile.space == MemorySpace.Mat and tile.dtype.name == "FP8E8M0"
+            and tile.ttype.fractal_bytes() != 512)
+
+
+def _scale_axes(tensor: GmTensor, order, op: str, loc) -> tuple[int, int]:
+    """The tensor axes of an MX scale tile's rows and columns: ``order``, by default the two
+    axes before the last; the last axis is the physical phase axis of two scales."""
+    ndim = tensor.ndim
+    if ndim < 3 or tensor.shape[-1] != 2:
+        raise ValueError(f"{op}: an MX scale tensor ends in a physical phase axis of 2 scales "
+                         f"([M, G/2, 2] or [G/2, N, 2]), got shape {list(tensor.shape)} "
+                         f"({loc[0]}:{loc[1]})")
+    if order is None:
+        return ndim - 3, ndim - 2
+    rows_axis, cols_axis = _axes(tensor, order, op, loc)
+    if ndim - 1 in (rows_axis, cols_axis):
+        raise ValueError(f"{op}: order {list(order)} names the MX scale tensor's phase axis "
+                         f"(the last), which order cannot select ({loc[0]}:{loc[1]})")
+    return rows_axis, cols_axis
+
+
 def _fractal_window(tile: Tile, rows: int, cols: int) -> tuple[int, int]:
     """``rows x cols`` rounded up to whole fractals of the tile (within its frame)."""
     if tile.space not in FRACTAL_SPACES or tile.layout in (TensorLayout.ND, TensorLayout.DN):
@@ -131,7 +176,11 @@ def _load(dst, src, offsets, order, op, loc) -> None:
         raise ValueError(f"{op}: src must be a GM tensor, got {type(src).__name__} "
                          f"({loc[0]}:{loc[1]})")
     expect_space(dst, (MemorySpace.Vec, MemorySpace.Mat), op, "dst", loc)
-    rows_axis, cols_axis = _axes(src, order, op, loc)
+    mx_scale = _is_mx_scale_load(dst)
+    if mx_scale:
+        rows_axis, cols_axis = _scale_axes(src, order, op, loc)
+    else:
+        rows_axis, cols_axis = _axes(src, order, op, loc)
     base = _base(src, offsets, op, loc)
     rows, cols = dst.valid
     pitches = src.pitches or src.strides
@@ -140,6 +189,17 @@ def _load(dst, src, offsets, order, op, loc) -> None:
     size = dst.np_dtype.itemsize
     core = current_core()
     if rows == 0 or cols == 0:
+        return
+    if dst.dtype.packed:
+        _load_packed(core, dst, src, base, rows_axis, cols_axis, op, loc)
+        return
+    if mx_scale:
+        wrows, wcols = _fractal_window(dst, rows, cols)
+        src_index = _mx_scale_grid(rows, cols, row_stride, col_stride, pitches[-1],
+                                   dst.layout == TensorLayout.NN, wrows, wcols)
+        core.execute(IndexedCopy(_gm_region(src).at(base), dst.region(), src_index,
+                                 dst.offsets(wrows, wcols).reshape(-1), rows * cols * size,
+                                 rows, loc, op))
         return
     if col_stride == 1 and dst.layout == TensorLayout.ND and dst.space == MemorySpace.Vec:
         first = int(dst.offsets(1, 1)[0, 0])
@@ -158,6 +218,28 @@ def _load(dst, src, offsets, order, op, loc) -> None:
                              cols if transposed else rows, loc, op,
                              gm_rows=None if transposed else (_row_starts(rows, row_stride),
                                                               cols)))
+
+
+def _load_packed(core, dst: Tile, src: GmTensor, base: int, rows_axis, cols_axis, op,
+                 loc) -> None:
+    """A load of 4-bit codes (the MXFP4 types, two to a byte): the tensor's shape and strides
+    count bytes (its packed last axis holds two codes a byte), the offsets too; the tile's
+    valid window counts codes. The window's strides come from the packed layout itself: a
+    code further along the last axis is the next code, one along another axis is two codes a
+    byte of that axis's stride away (``set_stride`` on such a tensor, which counts codes,
+    describes this same layout)."""
+    if src.dtype != dst.dtype:
+        raise ValueError(f"{op}: a {dst.dtype!r} tile loads from a {dst.dtype!r} tensor, got "
+                         f"{src.dtype!r} ({loc[0]}:{loc[1]})")
+    last = src.ndim - 1
+    code_strides = [1 if axis == last else 2 * s for axis, s in enumerate(src.strides)]
+    row_stride = code_strides[rows_axis] if rows_axis is not None else 0
+    rows, cols = dst.valid
+    wrows, wcols = _fractal_window(dst, rows, cols)
+    src_index = _gm_grid(rows, cols, row_stride, code_strides[cols_axis], wrows, wcols)
+    core.execute(IndexedCopy(_gm_region(src).at(base), dst.region(), src_index,
+                             dst.offsets(wrows, wcols).reshape(-1), -(-rows * cols // 2),
+                             rows, loc, op, nibbles=True))
 
 
 # ----------------------------------------------------------------------- store

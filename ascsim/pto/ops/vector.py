@@ -18,10 +18,12 @@ from __future__ import annotations
 import numpy as np
 
 from ascsim.isa import ScalarOps, Vector
-from ascsim.pto.enums import ROUNDING, QuantMode, RoundMode
-from ascsim.pto.ops.common import KernelError, current_core, user_location
-from ascsim.pto.ops.routine import repeats_of, run, vec_tiles, window
+from ascsim.pto.dtypes import PACKED_NIBBLES
+from ascsim.pto.enums import ROUNDING, MemorySpace, QuantMode, RoundMode
+from ascsim.pto.ops.common import KernelError, current_core, expect_space, user_location
+from ascsim.pto.ops.routine import Window, repeats_of, run, vec_tiles, window
 from ascsim.pto.tile import Tile
+from ascsim.sim import fp4
 from ascsim.sim.numerics import compute_dtype, convert
 
 REPEAT_BYTES = 256
@@ -148,8 +150,38 @@ def cast(out, src, *, mode=RoundMode.CAST_ROUND):
     rm = RoundMode(mode)
     if rm == RoundMode.CAST_ODD and not (src.dtype.name == "FP32" and out.dtype.name == "FP16"):
         raise KernelError("cast: CAST_ODD converts FP32 to FP16 only", loc)
+    if isinstance(out, Tile) and out.dtype.packed:
+        _cast_to_packed(out, src, ROUNDING[rm], loc)
+        return
     elementwise("cast", out, (src,), (), "cast", loc,
                 attrs=(ROUNDING[rm], f"RoundMode.{rm.name}"))
+
+
+def _cast_to_packed(out: Tile, src: Tile, rounding: str, loc) -> None:
+    """A cast into an MXFP4 tile: each value rounded to a 4-bit code (:func:`fp4.encode`),
+    two consecutive codes of a row packed into a byte (low four bits first), as the 950's
+    cast writes them. The window's rows must be runs of whole bytes."""
+    vec_tiles("cast", loc, src)
+    expect_space(out, (MemorySpace.Vec,), "cast", "out", loc)
+    rows, cols = out.valid
+    if rows <= 0 or cols <= 0:
+        return
+    codes = out.offsets(rows, cols)
+    if cols % 2 or (codes[:, 0::2] % 2).any() or (codes[:, 1::2] != codes[:, 0::2] + 1).any():
+        raise KernelError(f"cast: a {out.dtype!r} tile packs two codes to a byte along its "
+                          f"rows, so a cast writes an even number of columns from an even "
+                          f"code (got a {rows} x {cols} window)", loc)
+    byte_offsets = codes[:, 0::2] // 2
+    lo, span = int(byte_offsets.min()), int(byte_offsets.max()) + 1 - int(byte_offsets.min())
+    target = Window(out.region().at(lo, span), byte_offsets - lo)
+    fmt = PACKED_NIBBLES[out.dtype.name]
+
+    def compute(values):
+        encoded = fp4.encode(compute_dtype(values), fmt, rounding)
+        return ((encoded[:, 0::2] & 0xF) | (encoded[:, 1::2] << 4),)
+
+    run("cast", (target,), (window(src, rows, cols),), compute,
+        (("cast", repeats_of(rows, cols, src.np_dtype.itemsize)),), src.np_dtype, loc)
 
 
 # ------------------------------------------------------------------ fused casts
