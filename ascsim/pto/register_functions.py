@@ -1,8 +1,8 @@
-"""Register-level vector functions (``@pl.vector_function``, ``vf.*``) and SIMT mode.
+"""SIMT mode (``pl.simt``), which ascsim does not simulate yet.
 
-These are a separate execution domain of the 950's AIV (a register file, masks, thread grids)
-that ascsim does not simulate yet. Scripts that import the names still load; a kernel that uses
-them stops with PyPTO Pro's ``UnsupportedFeatureError`` naming the line.
+Scripts that import the name still load; a kernel that uses it stops with PyPTO Pro's
+``UnsupportedFeatureError`` naming the line. (Register-level vector functions,
+``@pl.vector_function`` and ``vf.*``, are :mod:`ascsim.pto.vf`.)
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 from ascsim.pto.errors import UnsupportedFeatureError
 from ascsim.sim.source import user_location
 
-WHY = ("register-level vector functions (vf.*, @pl.vector_function) and SIMT are not simulated "
-       "by ascsim; write the computation with tile operations (pl.add, pl.exp, ...)")
+WHY = ("SIMT functions (pl.simt) are not simulated by ascsim; write the computation with tile "
+       "operations (pl.add, pl.exp, ...) or a vector function")
 
 
 def _refuse(*args, **kwargs):
@@ -27,16 +27,4 @@ class _Refusing:
         return _refuse
 
 
-Vf = _Refusing()
 simt = _Refusing()
-
-
-def vector_function(fn=None, **options):
-    """``@pl.vector_function``: the decorated function refuses when a kernel calls it."""
-    def decorate(f):
-        def refused(*args, **kwargs):
-            _refuse()
-        refused.__name__ = f.__name__
-        refused.__module__ = "ascsim.pto.register_functions"
-        return refused
-    return decorate(fn) if fn is not None else decorate

@@ -19,6 +19,7 @@ from ascsim.sim import (
     exec_scatter,
     exec_sparse,
     exec_vector,
+    exec_vf,
     exec_watch,
     sync,
 )
@@ -32,6 +33,7 @@ core.EXECUTORS.update(exec_copy.EXECUTORS)
 core.EXECUTORS.update(sync.EXECUTORS)
 core.EXECUTORS.update(exec_cube.EXECUTORS)
 core.EXECUTORS.update(exec_vector.EXECUTORS)
+core.EXECUTORS.update(exec_vf.EXECUTORS)
 core.EXECUTORS.update(exec_debug.EXECUTORS)
 core.EXECUTORS.update(exec_registers.EXECUTORS)
 core.EXECUTORS.update(exec_scatter.EXECUTORS)
