@@ -68,7 +68,12 @@ def fractal_shape(layout: TensorLayout, elem_bytes: int, accumulator: bool) -> t
 def make_frame(layout: TensorLayout, rows: int, cols: int, elem_bytes: int,
                accumulator: bool = False, extra_rows: int = 0) -> Frame:
     fr, fc = fractal_shape(layout, elem_bytes, accumulator)
-    return Frame(layout, round_up(rows, fr) + extra_rows, round_up(cols, fc), fr, fc)
+    # RowPlusOne: the tile's shape already counts the padding row (PyPTO Pro's CompactMode
+    # page declares [TKV // 2 + 1, ...] tiles); the data rows round to whole fractals and the
+    # padding row follows them, so a column of fractals holds TKV // 2 + 1 rows, as the VF
+    # stores into these tiles address them (block stride TKV // 2 + 1 DataBlocks).
+    stored = round_up(rows - extra_rows, fr) + extra_rows
+    return Frame(layout, stored, round_up(cols, fc), fr, fc)
 
 
 @lru_cache(maxsize=4096)
