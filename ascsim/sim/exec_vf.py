@@ -706,6 +706,8 @@ def execute_register_op(core, rec: RegisterOp):
     reads: tuple = ()
     writes: tuple = ()
     values = core.launch.values
+    if spec.memory:
+        _check_alignment(core, rec)
     if values or spec.memory:
         dtypes = rec.src_dtypes or (None,) * len(rec.srcs)
         if values:
@@ -737,6 +739,45 @@ def _predicate(core, regs, rec, out):
     else:
         kept = np.where(active, first, first.dtype.type(0))
     return (kept, *out[1:])
+
+
+#: Load distribution -> the alignment (bytes) of its UB address (PyPTO Pro's vf.load_align
+#: page, table 1-3; "grain": the element it broadcasts); stores in DataBlocks need 32.
+_LOAD_ALIGN = {"norm": 32, "us": 32, "ds": 32, "unpk": 32, "unpk4": 32, "blk": 32,
+               "dintlv": 32, "brc": "grain", "e2b": "e2b"}
+
+
+def alignment(rec: RegisterOp) -> int:
+    """The byte alignment the UB address of a VF load or store needs."""
+    attrs = rec.attrs
+    if "align" in attrs:  # the unaligned loads
+        return attrs["align"]
+    kind = attrs.get("kind")
+    if kind in ("unaligned", "gather", "scatter"):
+        return 1 if kind == "unaligned" else rec.dtype.itemsize
+    if kind in ("mask", "block") or rec.op == "store":
+        if kind == "mask" and attrs.get("dist") == "us":
+            return MASK_BITS // 16
+        return 32
+    rule = _LOAD_ALIGN.get(attrs.get("dist"), 32)
+    if rule == "grain":
+        return attrs.get("grain") or rec.dtype.itemsize
+    if rule == "e2b":
+        return REGISTER_BYTES // BLOCK * (attrs.get("grain") or rec.dtype.itemsize)
+    return rule
+
+
+def _check_alignment(core, rec: RegisterOp) -> None:
+    need = alignment(rec)
+    offset = rec.region.offset
+    if offset % need:
+        core.launch.findings.report(
+            "alignment",
+            f"vf {rec.op} ({rec.attrs.get('dist') or rec.attrs.get('kind')}): UB address "
+            f"{offset} is not {need}-byte aligned", rec.loc,
+            hint=f"start the access on a {need}-byte boundary, or use the unaligned form "
+            "(vf.load_unalign / vf.store_unalign)", core=core.core_id, buffer="UB",
+            start=offset)
 
 
 def _place(core, rec, reads, writes):

@@ -460,7 +460,7 @@ def load(src_ptr, stride=None, post_update=False, repeat_stride=None, count=None
     dt = ptr.np_dtype
     number = _number(_dst, core)
     _emit(core, "load", (number,), (), loc, dtype=dt, region=_region(ptr, 0, dt),
-          attrs={"kind": "vector", "dist": "norm", "grain": None})
+          attrs={"kind": "vector", "dist": "norm", "grain": None, "align": 1})
     if post_update or stride is not None:
         ptr.offset += int(stride if stride is not None else lanes(dt))
     return _result(Reg, number, dt, _dst)
@@ -503,7 +503,7 @@ def load_unalign(ureg, src_ptr, stride=None, _dst=None):
     dt = ptr.np_dtype
     number = _number(_dst, core)
     _emit(core, "load", (number,), (), loc, dtype=dt, region=_region(ptr, 0, dt),
-          attrs={"kind": "vector", "dist": "norm", "grain": None})
+          attrs={"kind": "vector", "dist": "norm", "grain": None, "align": 1})
     if stride is not None:
         ptr.offset += int(stride)
     return _result(Reg, number, dt, _dst)
