@@ -29,6 +29,7 @@ import functools
 
 from ascsim.isa import RegisterFunction
 from ascsim.pto.errors import ParserSyntaxError, UnsupportedFeatureError
+from ascsim.pto.ops.sync import with_auto_mutex
 from ascsim.pto.parse import source_tree
 from ascsim.pto.tile import Tile
 from ascsim.pto.vf.values import Declared, UbPointer
@@ -266,9 +267,17 @@ class VectorFunction:
         return self._run({}, *args)
 
     def _run(self, bound: dict, *args):
+        core = current_core()
+        if getattr(core, "pto_vf_scopes", None):  # inlined into a running vector function
+            return self._body(core, bound, args)
+        # Called from a kernel: one vector operation on its tile arguments, which takes their
+        # buffer tokens on the V pipe under auto_mutex as every vector operation does.
+        return with_auto_mutex("vector_function",
+                               lambda *a: self._body(core, bound, a))(*args)
+
+    def _body(self, core, bound: dict, args: tuple):
         from ascsim.pto.vf.ops import VF
 
-        core = current_core()
         if core.kind != "AIV":
             raise UnsupportedFeatureError(
                 f"vector function {self.__name__} called on an {core.kind} core: vector "
