@@ -66,12 +66,17 @@ def fractal_shape(layout: TensorLayout, elem_bytes: int, accumulator: bool) -> t
 
 
 def make_frame(layout: TensorLayout, rows: int, cols: int, elem_bytes: int,
-               accumulator: bool = False, extra_rows: int = 0) -> Frame:
+               accumulator: bool = False, extra_rows: int = 0,
+               exact_rows: bool = False) -> Frame:
     fr, fc = fractal_shape(layout, elem_bytes, accumulator)
-    # RowPlusOne: the tile's shape already counts the padding row (PyPTO Pro's CompactMode
-    # page declares [TKV // 2 + 1, ...] tiles); the data rows round to whole fractals and the
-    # padding row follows them, so a column of fractals holds TKV // 2 + 1 rows, as the VF
-    # stores into these tiles address them (block stride TKV // 2 + 1 DataBlocks).
+    if exact_rows and layout == TensorLayout.NZ:
+        # A UB NZ tile's column of fractals holds exactly its shape's rows: PyPTO Pro's
+        # attention kernels declare [TKV // 2 + 1, TS_HALF] P tiles (one padding row, with or
+        # without compact=2 RowPlusOne) and their VF stores address the columns TKV // 2 + 1
+        # DataBlocks apart.
+        return Frame(layout, rows, round_up(cols, fc), fr, fc)
+    # RowPlusOne elsewhere: the shape counts the padding row; the data rows round to whole
+    # fractals and the padding row follows them.
     stored = round_up(rows - extra_rows, fr) + extra_rows
     return Frame(layout, stored, round_up(cols, fc), fr, fc)
 

@@ -89,7 +89,8 @@ class TileType:
     def frame(self) -> Frame:
         extra = 1 if self.compact == CompactMode.RowPlusOne else 0
         return make_frame(self.layout, self.shape[0], self.shape[1], self.dtype.nbytes,
-                          accumulator=self.space == MemorySpace.Acc, extra_rows=extra)
+                          accumulator=self.space == MemorySpace.Acc, extra_rows=extra,
+                          exact_rows=self.space == MemorySpace.Vec)
 
     def nbytes(self) -> int:
         return self.frame().elements * self.dtype.nbytes
