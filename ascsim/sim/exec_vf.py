@@ -716,9 +716,8 @@ def execute_register_op(core, rec: RegisterOp):
             vals = [_stand_in(regs, n, d) for n, d in zip(rec.srcs, dtypes)]
         if spec.memory:
             out, reads, writes = spec.fn(core, rec, vals)
-        else:
-            with np.errstate(all="ignore"):
-                out = spec.fn(core, rec, *vals) if spec.with_core else spec.fn(rec, *vals)
+        else:  # (floating-point warnings are off while a function runs: see below)
+            out = spec.fn(core, rec, *vals) if spec.with_core else spec.fn(rec, *vals)
         if values and out:
             if spec.lanewise and rec.mask is not None:
                 out = _predicate(core, regs, rec, out)
@@ -804,7 +803,15 @@ def execute_register_function(core, rec: RegisterFunction):
     if not rec.begin:
         regs.depth -= 1
         regs.release(n for n, _, _ in rec.declared)
+        if not regs.depth:
+            np.seterr(**regs.float_errors)
         return None
+    if not regs.depth:
+        # Register lanes overflow, divide by zero and take logs of negatives as the hardware
+        # does, silently: numpy's warnings are off for the function's run (one setting per
+        # call rather than one per instruction; a function body never waits, so no other
+        # core runs meanwhile).
+        regs.float_errors = np.seterr(all="ignore")
     regs.depth += 1
     core.scalar_work(core.timing.scalar_cycles_per_call)
     core.vf_issued = core.scalar

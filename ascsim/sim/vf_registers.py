@@ -25,7 +25,7 @@ class RegisterFile:
     array), their kinds and the names the kernel gave them, and the special registers the
     functions use (``ar``: the count the last squeeze stored)."""
 
-    __slots__ = ("values", "kinds", "names", "ar", "depth")
+    __slots__ = ("values", "kinds", "names", "ar", "depth", "float_errors")
 
     def __init__(self):
         self.values: dict[int, np.ndarray] = {}
@@ -33,6 +33,7 @@ class RegisterFile:
         self.names: dict[int, str] = {}
         self.ar = 0
         self.depth = 0  # nested vector-function calls running
+        self.float_errors: dict = {}  # numpy's error settings before the outermost call
 
     def declare(self, number: int, kind: str, name: str) -> None:
         self.values.pop(number, None)
