@@ -670,3 +670,32 @@ def test_vector_function_instructions_are_timed_on_the_vector_pipe():
     assert add.pipe_busy_us()["V"] > 0 and math.isfinite(add.device_time_us)
     # exp's cost class is slower per repeat than add's (the SoC's vector table)
     assert exp.pipe_busy_us()["V"] > add.pipe_busy_us()["V"]
+
+
+@pl.vector_function
+def _double(src, dst):
+    m = vf.create_mask()
+    x = vf.load_align(src, 0)
+    vf.store_align(dst, vf.add(x, x, m), m)
+
+
+@pl.jit
+def auto_mutex_kernel(a: pl.Tensor[[4, 64], pl.DT_FP32], o: pl.Tensor[[4, 64], pl.DT_FP32]):
+    t = pl.TileType(shape=[1, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+    src = pl.make_tile_group(type=t, addrs=[0x0, 0x100], mutex_ids=[0, 1])
+    dst = pl.make_tile_group(type=t, addrs=[0x200, 0x300], mutex_ids=[2, 3])
+    with pl.section_vector():
+        for row in pl.range(0, 4):
+            s = src.next()
+            d = dst.next()
+            pl.load(s, a, [row, 0])
+            _double(s, d)
+            pl.store(o, d, [row, 0])
+
+
+def test_a_vector_function_call_takes_its_tiles_buffer_tokens_under_auto_mutex():
+    a, o = torch.randn(4, 64), torch.zeros(4, 64)
+    with SESSION.using_soc(SOC):
+        report = auto_mutex_kernel(a, o)
+    assert report.findings == [], report.findings  # no race between MTE2/MTE3 and the VF
+    torch.testing.assert_close(o, a * 2)
