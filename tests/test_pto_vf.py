@@ -699,3 +699,22 @@ def test_a_vector_function_call_takes_its_tiles_buffer_tokens_under_auto_mutex()
         report = auto_mutex_kernel(a, o)
     assert report.findings == [], report.findings  # no race between MTE2/MTE3 and the VF
     torch.testing.assert_close(o, a * 2)
+
+
+@pl.vector_function
+def _compact_positive(a, b, o):
+    every = vf.create_mask()
+    tail = vf.unalign_reg_for_store()
+    for half in pl.range(0, 2):
+        x = vf.load_align(a, half * 64)
+        keep = vf.gt(x, 0.0, every)
+        packed = vf.squeeze(x, keep, gather_mode=pl.SqueezeMode.STORE_REG)
+        vf.store_unalign(o, packed, tail, post_update=True)
+    vf.store_unalign_post(o, tail)
+
+
+def test_squeeze_and_unaligned_stores_compact_a_stream():
+    a, _, out, _ = run(FP32, _compact_positive, words=2)
+    kept = a[a > 0]
+    np.testing.assert_array_equal(out[:kept.size], kept)
+    assert not out[kept.size:].any()

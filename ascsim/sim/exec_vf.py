@@ -301,8 +301,8 @@ def _squeeze(core, rec, a, mask):
     kept = a[active]
     out = np.zeros(a.size, dtype=a.dtype)
     out[:kept.size] = kept
-    if rec.attrs.get("store_count"):
-        register_file(core).ar = int(kept.size)
+    if rec.attrs.get("store_count"):  # the AR register counts bytes (SqueezeMode page)
+        register_file(core).ar = int(kept.size) * rec.dtype.itemsize
     return (out.view(rec.dtype) if rec.dtype.itemsize == a.dtype.itemsize else out,)
 
 
@@ -543,6 +543,8 @@ def _execute_store(core, rec, vals):
     elif kind == "unaligned":
         src = vals[0]
         count = attrs["count"]
+        if count is None:  # the elements the last squeeze kept (the AR register's bytes)
+            count = register_file(core).ar // src.dtype.itemsize
         _write(mem, 0, src[:count].view(np.uint8))
     elif dist == "intlv":
         a, b, mask = vals

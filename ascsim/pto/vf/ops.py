@@ -39,7 +39,7 @@ from ascsim.pto.vf.function import scope_of
 from ascsim.pto.vf.values import AddrReg, Declared, Mask, Reg, UbPointer, UnalignReg, pointer
 from ascsim.sim.scheduler import current_core
 from ascsim.sim.source import user_location
-from ascsim.sim.vf_registers import REGISTER_BYTES, lanes
+from ascsim.sim.vf_registers import REGISTER_BYTES, lanes, register_file
 
 FP32 = np.dtype(np.float32)
 
@@ -541,17 +541,39 @@ def scatter(base_ptr, src, index, mask):
 
 
 def store_unalign(dst_ptr, src, align_reg, stride=None, post_update=False):
-    """An unaligned store of the elements the last squeeze kept (its count in the AR
-    register), or a whole register (vstur/vstus)."""
+    """An unaligned store (vstur/vstus): ``stride`` elements of ``src`` or, without it, the
+    elements the last ``squeeze(gather_mode=STORE_REG)`` kept (the AR register's count), at
+    ``dst_ptr``; ``post_update`` advances the pointer past them. The hardware holds the
+    stream's unaligned tail in ``align_reg`` until ``store_unalign_post`` writes it: the
+    bytes land in UB by then either way, so they are written here at once."""
     loc = user_location()
-    raise KernelError("vf.store_unalign is not simulated: the unaligned-store stream with its "
-                      "AR-register count is not modelled", loc)
+    core = current_core()
+    ptr = pointer(dst_ptr, "store_unalign", loc)
+    if not isinstance(align_reg, (UnalignReg, Declared)):
+        raise KernelError("vf.store_unalign: the third argument must be the register of "
+                          "vf.unalign_reg_for_store()", loc)
+    a = _reg(src, "store_unalign", loc)
+    dtype = _dtype_of(a)
+    count = None if stride is None else int(stride)
+    if count is not None and not 0 <= count <= lanes(dtype):
+        raise KernelError(f"vf.store_unalign: {count} elements exceed a register's "
+                          f"{lanes(dtype)}", loc)
+    _emit(core, "store", (), (a.number,), loc, dtype=dtype, region=_region(ptr, 0, dtype),
+          attrs={"kind": "unaligned", "count": count}, src_dtypes=(dtype,))
+    if post_update:
+        if count is None:  # the pointer register advances by the AR register's bytes
+            count = register_file(core).ar // dtype.itemsize
+        ptr.offset += count * dtype.itemsize // ptr.np_dtype.itemsize
+    return ptr
 
 
 def store_unalign_post(dst_ptr, align_reg, stride=None, post_update=False):
+    """Ends an unaligned store stream (vstar/vstas): its tail is already in UB here (see
+    :func:`store_unalign`); what remains is the instruction's slot on the V pipe."""
     loc = user_location()
-    raise KernelError("vf.store_unalign_post is not simulated: the unaligned-store stream "
-                      "is not modelled", loc)
+    core = current_core()
+    pointer(dst_ptr, "store_unalign_post", loc)
+    _emit(core, "mem_bar", (), (), loc, attrs={"mode": "store_unalign_post"})
 
 
 # ------------------------------------------------------------------ fills, moves, indices
