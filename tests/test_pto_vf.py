@@ -718,3 +718,17 @@ def test_squeeze_and_unaligned_stores_compact_a_stream():
     kept = a[a > 0]
     np.testing.assert_array_equal(out[:kept.size], kept)
     assert not out[kept.size:].any()
+
+
+@pl.jit
+def vf_outside_kernel(a: pl.Tensor[[1, 64], pl.DT_FP32]):
+    with pl.section_vector():
+        vf.create_mask()  # not inside a vector function
+
+
+def test_a_vf_op_outside_a_vector_function_is_refused_at_its_line():
+    from ascsim.pto.errors import UnsupportedFeatureError
+
+    with SESSION.using_soc(SOC), pytest.raises(UnsupportedFeatureError,
+                                               match=r"test_pto_vf\.py:\d+"):
+        vf_outside_kernel(torch.zeros(1, 64))

@@ -34,6 +34,7 @@ from ascsim.pto.parse import source_tree
 from ascsim.pto.tile import Tile
 from ascsim.pto.vf.values import Declared, UbPointer
 from ascsim.sim.scheduler import current_core
+from ascsim.sim.source import user_location
 
 VF_NAME = "vf"
 SCOPE = "__vf_scope__"
@@ -213,7 +214,8 @@ def scope_of(core) -> VfScope:
     stack = getattr(core, "pto_vf_scopes", None)
     if not stack:
         raise UnsupportedFeatureError("vf.* operations are only valid inside a "
-                                      "@pl.vector_function called from a kernel")
+                                      "@pl.vector_function called from a kernel",
+                                      user_location())
     return stack[-1]
 
 
