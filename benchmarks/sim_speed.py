@@ -155,6 +155,50 @@ def pto_softmax_case(rows: int, cols: int) -> SpeedCase | None:
                      lambda: torch.softmax(x, dim=-1))
 
 
+def pto_vf_softmax_case(rows: int, cols: int) -> SpeedCase | None:
+    """``vf_api/test_softmax_tile_group_vf.py``'s kernel: the same row softmax as
+    :func:`pto_softmax_case`, written as a register-level vector function."""
+    module = _pto_module("vf_api/test_softmax_tile_group_vf.py")
+    if module is None:
+        return None
+    x = torch.rand(rows, cols) * 8.0 - 4.0
+    y = torch.empty(rows, cols)
+    cores = min(32, -(-rows // module.TILE_ROWS))
+    kernel = module.softmax_tile_group_kernel[None, cores]
+    return SpeedCase(f"pto VF softmax {rows}x{cols}", _on_pto_soc(lambda: kernel(x, y)),
+                     lambda: torch.softmax(x, dim=-1))
+
+
+#: The DN flash attention (QK pre-computed two KV tiles ahead) of PyPTO Pro's fa/ tests in its
+#: tile form and its VF form: the same algorithm; the tile form's softmax steps are tile ops
+#: whose QK, P and PV pass through GM workspaces, the VF form's are vector functions on UB.
+FA_FILES = {"tile": "fa/test_fa_perf_tkv_preload_dn_tile_unalign16.py",
+            "VF": "fa/test_fa_perf_tkv_preload_dn_vf_tail_tilegroup.py"}
+
+
+def pto_fa_case(form: str, sq: int, skv: int) -> SpeedCase | None:
+    """One launch of the DN flash attention (fp16, d = 128, one core) in ``form``."""
+    module = _pto_module(FA_FILES[form])
+    if module is None:
+        return None
+    torch.manual_seed(0)
+    q, k, v = (torch.rand(n, module.TD, dtype=torch.float16) for n in (sq, skv, skv))
+    o = torch.zeros(sq, module.TD, dtype=torch.float16)
+    kernel = module.fa_perf_tkv_preload_dn_kernel[None, 1]
+    args = [q, k, v, o]
+    if "qk_buf" in kernel.kernel.signature.parameters:  # the tile form's GM workspaces
+        fifo = module.FIFO_SIZE
+        args += [torch.zeros(sq * fifo, skv), torch.zeros(sq * fifo, skv, dtype=torch.float16),
+                 torch.zeros(sq * fifo, module.TD)]
+
+    def reference():
+        scores = (q.float() @ k.float().T) / module.TD ** 0.5
+        return torch.softmax(scores, dim=-1) @ v.float()
+
+    return SpeedCase(f"pto {form} flash-attn {sq}x{skv}", _on_pto_soc(lambda: kernel(*args)),
+                     reference)
+
+
 def pto_matmul_softmax_case(m: int, n: int) -> SpeedCase | None:
     """The quick start's Matmul + Softmax (``docs/test_doc_quickstart.py``), m x K_SIZE x n."""
     module = _pto_module("docs/test_doc_quickstart.py")
@@ -264,6 +308,19 @@ def _times(ratio: float) -> str:
     return f"{ratio:.1f}x" if ratio < 100 else f"{ratio:.0f}x"
 
 
+def _print_vf_against_tile(measured: dict) -> None:
+    """The VF form of each PyPTO-Pro kernel against its tile form, both measured above
+    (target: at most 2x)."""
+    for name, m in measured.items():
+        if " VF " not in name:
+            continue
+        tile = measured.get(name.replace(" VF ", " tile ")) or \
+            measured.get(name.replace(" VF ", " "))
+        if tile is not None:
+            print(f"  {name}: the VF form costs {m.simulated / tile.simulated:.1f}x its tile "
+                  "form to simulate (target: at most 2x)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny shapes, one repeat")
@@ -271,11 +328,15 @@ def main(argv: list[str] | None = None) -> int:
     SESSION.request_soc(SOC)
     if args.quick:
         cases = [add_case(2 * 1024), swiglu_case((2, 4, 256)), matmul_case(512, 256, 256)]
-        pto_cases = [pto_softmax_case(64, 64), pto_matmul_softmax_case(32, 64)]
+        pto_cases = [pto_softmax_case(64, 64), pto_vf_softmax_case(64, 64),
+                     pto_matmul_softmax_case(32, 64), pto_fa_case("tile", 128, 128),
+                     pto_fa_case("VF", 128, 128)]
         repeats = 1
     else:
         cases = [add_case(8 * 2048), swiglu_case((2, 1024, 1024)), matmul_case(1024, 256, 640)]
-        pto_cases = [pto_softmax_case(2048, 64), pto_matmul_softmax_case(48, 1024)]
+        pto_cases = [pto_softmax_case(2048, 64), pto_vf_softmax_case(2048, 64),
+                     pto_matmul_softmax_case(48, 1024), pto_fa_case("tile", 128, 512),
+                     pto_fa_case("VF", 128, 512)]
         repeats = REPEATS
     cases += [case for case in pto_cases if case is not None]
     per_instr, count = per_instruction(cases[1], repeats)
@@ -292,10 +353,12 @@ def main(argv: list[str] | None = None) -> int:
     if not os.environ.get(PYPTO_ENV):
         print(f"(set {PYPTO_ENV} to PyPTO Pro's frontend test folder for the PyPTO-Pro cases)")
     print(f"{'case':<32}{'simulated ms':>14}{'ref ms':>12}{'ratio':>10}  rounds' ratios")
+    measured = {}
     for case in cases:
-        m = measure(case, repeats)
+        m = measured[case.name] = measure(case, repeats)
         print(f"{case.name:<32}{m.simulated * 1e3:>14.1f}{m.reference * 1e3:>12.3f}"
               f"{_times(m.ratio):>10}  {_times(m.ratio_low)}-{_times(m.ratio_high)}")
+    _print_vf_against_tile(measured)
     mm_floor, mm_ref = eager_floor.matmul_floor_ratio(rounds=3 if args.quick else 15)
     print(f"  the floor of an eager simulator on the matmul (its products on the workers and "
           f"its C blocks' numpy moves): {mm_floor * 1e3:.2f} ms = {_times(mm_floor / mm_ref)} "

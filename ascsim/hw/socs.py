@@ -462,6 +462,31 @@ _DAV_C220 = SocSpec(
     max_repeat_times=255,  # [S6] repeatTime is uint8
 )
 
+# The 950's register-level vector functions (PyPTO Pro ``@pl.vector_function``, RegBase VF).
+# Register file: PyPTO Pro vf.reg_tensor page: "the RegTensor count is limited to 32; registers
+# beyond it are written to a reserved 8 KB UB area"; vf.create_addr_reg page: "at most 8
+# AddrReg"; vf.store / vf.load pages: "at most 4 UnalignRegForStore". No page states a MaskReg
+# count; not limited here.
+_VF_REGISTERS = {"vector": 32, "address": 8, "unaligned": 4}
+# No per-instruction cycle figure is published for the VF instructions: each is priced as one
+# 256 B repeat of the tile instruction of the same kind (the row of the vector table named
+# here), issued vector_function_issue_width at a time.
+_VF_OP_CLASSES = {
+    "add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "max", "min": "min",
+    "abs": "abs", "neg": "muls", "relu": "relu", "sqrt": "sqrt", "exp": "exp", "ln": "ln",
+    "log2": "ln", "log10": "ln", "adds": "adds", "muls": "muls", "maxs": "maxs",
+    "mins": "mins", "axpy": "axpy", "leaky_relu": "leaky_relu", "prelu": "leaky_relu",
+    "mull": "mul", "addc": "add", "subc": "sub", "abs_sub": "sub", "exp_sub": "exp",
+    "mul_add_dst": "mla", "mul_dst_add": "madd", "muls_cast": "muls", "and": "and",
+    "or": "or", "xor": "and", "not": "not", "shl": "shl", "shr": "shr", "select": "select",
+    "reduce_sum": "reduce", "reduce_max": "reduce_max", "reduce_min": "reduce_min",
+    "pair_reduce_sum": "reduce", "astype": "cast", "truncate": "cast", "pack": "cast",
+    "unpack": "cast", "interleave": "copy", "de_interleave": "copy", "arange": "duplicate",
+    "histograms": "compare", "full": "duplicate", "move": "copy", "compare": "compare",
+    "squeeze": "copy", "unsqueeze": "copy", "gather": "copy", "scatter": "copy",
+    "load": "copy", "store": "copy", "mask": "compare", "mem_bar": "copy",
+}
+
 _DAV_C310 = replace(
     _DAV_C220,
     name="Ascend950PR_9579",
@@ -475,6 +500,8 @@ _DAV_C310 = replace(
     fill_l1_only=True,  # Ascend C Fill (InitConstValue) page: L1 only on the 950
     aipp_destination="UB",  # Ascend C LoadImageToLocal page: UB on the 950, L1 on 910B
     ub_access_watch=False,  # Ascend C CheckLocalMemoryIA page: not on the 950
+    vf_registers=_VF_REGISTERS,
+    vf_op_classes=_VF_OP_CLASSES,
     # CANN 9.0 Ascend C API page GetSsbufBaseAddr: 3 KB, shared 1:2 by AIC and AIVs in MIX
     # mode, 1 KB per core otherwise.
     ssbuf_bytes=3 * KiB,

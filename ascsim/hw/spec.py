@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any, Generic, Literal, TypeVar
 
@@ -464,6 +464,11 @@ class SocSpec:
         aipp_destination: where ``load_image_to_local`` writes: "L1" (2201) or "UB" (3510).
         ub_access_watch: whether ``check_local_memory_ia`` (the UB access check) exists (its
             page excludes 3510).
+        vf_registers: the register-level vector functions' register file, registers per kind
+            (``vector``: 256-byte RegTensors, ``mask``, ``address``, ``unaligned``); empty
+            when the SoC has no VF (RegBase) mode.
+        vf_op_classes: VF instruction -> the vector cost class (a key of ``vector``) it is
+            priced by, one 256-byte repeat each.
 
     Costs:
         vector: :class:`VectorCost` per instruction class, keyed "op" or "op.dtype".
@@ -517,11 +522,20 @@ class SocSpec:
     ub_access_watch: bool = True
     l0a_mx_bytes: int = 0
     l0b_mx_bytes: int = 0
+    vf_registers: Mapping[str, int] = field(default_factory=dict)
+    vf_op_classes: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         owner = f"SocSpec {self.name!r}"
         _freeze(self, "alignment")
         _freeze(self, "vector")
+        _freeze(self, "vf_registers")
+        _freeze(self, "vf_op_classes")
+        unknown_classes = set(self.vf_op_classes.values()) - {
+            k.split(".")[0] for k in self.vector}
+        _require(not unknown_classes, owner,
+                 f"vf_op_classes name cost classes the vector table lacks: "
+                 f"{sorted(unknown_classes)}")
         object.__setattr__(self, "paths", frozenset(self.paths))
         object.__setattr__(self, "fb_bytes", tuple(self.fb_bytes))
         _require(

@@ -351,6 +351,60 @@ class VectorSequence(NamedTuple):
 
 
 # ============================================================================ cube unit
+class RegisterOp(NamedTuple):
+    """One instruction of a register-level vector function (the 950's RegBase VF, ``V`` pipe).
+
+    Semantics: ``op`` names a row of the machine's register-op table
+    (:mod:`ascsim.sim.exec_vf`), which says what it reads and writes. Operands are numbers of the
+    core's VF registers (:mod:`ascsim.sim.vf_registers`: 256-byte vector registers, 256-bit mask
+    registers): ``srcs`` are read (each as the element type ``src_dtypes`` gives, None: the type
+    it holds), ``dsts`` written, ``mask`` the predicate (None: every lane). ``dtype`` is the
+    result's element type. Masked-off lanes of the result are zeroed, or keep the
+    destination's old value with ``merging``. ``region``: the UB bytes a load, store, gather or
+    scatter touches (counted from its offset); ``attrs``: the op's own parameters.
+
+    Cost: one 256-byte repeat of the cost class the SoC table names for ``op``
+    (``SocSpec.vf_op_classes``), issued ``vector_function_issue_width`` at a time: a VF
+    instruction does not pass through the scalar unit (the function was issued once, by a
+    :class:`RegisterFunction` record) and starts when the V pipe is free and its UB operand's
+    gates allow.
+    """
+
+    op: str
+    dsts: tuple
+    srcs: tuple
+    loc: Location
+    mask: int | None = None
+    dtype: Any = None
+    scalars: tuple = ()
+    attrs: Any = None
+    region: Region | None = None
+    merging: bool = False
+    src_dtypes: tuple | None = None
+
+
+class RegisterFunction(NamedTuple):
+    """The start (``begin``) or the end of one call of a register-level vector function.
+
+    Semantics: at ``begin`` the core's VF registers the function declares (``declared``: a
+    ``(number, kind, name)`` each, kinds ``vector``, ``mask``, ``address``, ``unaligned``)
+    are allocated, their contents undefined until written. ``live``: ``(kind, count)`` pairs,
+    the most registers of each kind the body keeps live at once; a kind that needs more than
+    the SoC has (``SocSpec.vf_registers``) is a ``register-spill`` finding (the compiler
+    spills to a reserved UB area). At the end the registers are released.
+
+    Cost: one scalar-unit call to issue the function (``scalar_cycles_per_call``); nothing at
+    its end.
+    """
+
+    begin: bool
+    declared: tuple
+    loc: Location
+    name: str = ""
+    live: tuple = ()
+    op: str = "vector_function"
+
+
 class Mmad(NamedTuple):
     """``C (+)= A . B (+ bias)`` on the Cube (``M`` pipe).
 
@@ -816,7 +870,8 @@ __all__ = [
     "CMPMASK_BYTES", "CROSS_CORE_SCOPES", "CmpMaskMove", "Copy", "CoreBarrier", "CrossCoreScope",
     "CrossCoreSet", "CrossCoreWait", "CubeProduct", "FixPipe", "GATE_ACTIONS", "GateAction",
     "GateOp", "GmFlagSet", "GmFlagWait", "Handoff", "ImageLoad", "IndexedCopy", "Inspect",
-    "Location", "MATMUL_EVENTS", "MatmulBookkeeping", "Mmad", "Mutex", "PipeBarrier", "Request",
+    "Location", "MATMUL_EVENTS", "MatmulBookkeeping", "Mmad", "Mutex", "PipeBarrier",
+    "RegisterFunction", "RegisterOp", "Request",
     "ScalarLoad", "ScalarOps", "ScalarStore", "SetFlag", "SetVectorRegisters", "SparseIndexLoad",
     "Vector", "VectorBlockGather", "VectorCompare", "VectorGather", "VectorReduce", "VectorScatter",
     "VectorSelect", "VectorSequence", "WaitFlag", "WatchLocalMemory", "gate_op",

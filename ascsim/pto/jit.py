@@ -107,7 +107,8 @@ class Inliner:
 
     def __call__(self, target):
         if not parse.is_inlinable(target):
-            return target
+            bind = getattr(target, "pto_bind", None)  # a vector function takes the names too
+            return target if bind is None else bind(self.bound)
         inst = self.instances.get(target)
         if inst is None:
             names = (*self.helpers, *self.bound)

@@ -71,9 +71,18 @@ def fractal_shape(layout: TensorLayout, elem_bytes: float, accumulator: bool,
 
 def make_frame(layout: TensorLayout, rows: int, cols: int, elem_bytes: float,
                accumulator: bool = False, extra_rows: int = 0,
-               fractal_bytes: int = FRACTAL_BYTES) -> Frame:
+               fractal_bytes: int = FRACTAL_BYTES, exact_rows: bool = False) -> Frame:
     fr, fc = fractal_shape(layout, elem_bytes, accumulator, fractal_bytes)
-    return Frame(layout, round_up(rows, fr) + extra_rows, round_up(cols, fc), fr, fc)
+    if exact_rows and layout == TensorLayout.NZ:
+        # A UB NZ tile's column of fractals holds exactly its shape's rows: PyPTO Pro's
+        # attention kernels declare [TKV // 2 + 1, TS_HALF] P tiles (one padding row, with or
+        # without compact=2 RowPlusOne) and their VF stores address the columns TKV // 2 + 1
+        # DataBlocks apart.
+        return Frame(layout, rows, round_up(cols, fc), fr, fc)
+    # RowPlusOne elsewhere: the shape counts the padding row; the data rows round to whole
+    # fractals and the padding row follows them.
+    stored = round_up(rows - extra_rows, fr) + extra_rows
+    return Frame(layout, stored, round_up(cols, fc), fr, fc)
 
 
 @lru_cache(maxsize=4096)

@@ -94,7 +94,8 @@ class TileType:
         extra = 1 if self.compact == CompactMode.RowPlusOne else 0
         return make_frame(self.layout, self.shape[0], self.shape[1], self.dtype.element_bytes,
                           accumulator=self.space == MemorySpace.Acc, extra_rows=extra,
-                          fractal_bytes=self.fractal_bytes())
+                          fractal_bytes=self.fractal_bytes(),
+                          exact_rows=self.space == MemorySpace.Vec)
 
     def fractal_bytes(self) -> int:
         """Bytes of one fractal: 32 for an MX scale tile (E8M0 in ZZ / NN, where

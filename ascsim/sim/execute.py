@@ -20,6 +20,7 @@ from ascsim.sim import (
     exec_simt,
     exec_sparse,
     exec_vector,
+    exec_vf,
     exec_watch,
     sync,
 )
@@ -33,6 +34,7 @@ core.EXECUTORS.update(exec_copy.EXECUTORS)
 core.EXECUTORS.update(sync.EXECUTORS)
 core.EXECUTORS.update(exec_cube.EXECUTORS)
 core.EXECUTORS.update(exec_vector.EXECUTORS)
+core.EXECUTORS.update(exec_vf.EXECUTORS)
 core.EXECUTORS.update(exec_debug.EXECUTORS)
 core.EXECUTORS.update(exec_registers.EXECUTORS)
 core.EXECUTORS.update(exec_scatter.EXECUTORS)

@@ -50,16 +50,21 @@ from ascsim.pto.ops import (
 )
 from ascsim.pto.ops import system as _system
 from ascsim.pto.ops.sync import with_auto_mutex
-from ascsim.pto.register_functions import Vf, simt, vector_function
+from ascsim.pto.simt import simt
 from ascsim.pto.tensor import addptr, make_ptr, make_tensor, set_stride
 from ascsim.pto.tile import TileGroup, TileType, make_tile, make_tile_group, set_validshape
 from ascsim.pto.typing import DYNAMIC, STATIC, Ptr, Scalar, Tensor, Tile
+from ascsim.pto.vf import ENUMS as _VF_ENUMS
+from ascsim.pto.vf import Vf, vector_function
 
 # ------------------------------------------------------------------ data types and layouts
 for _name, _type in _dtypes.TYPES.items():
     globals()[f"DT_{_name}"] = _type
 ND, DN, NZ, ZN, NN, ZZ = (TensorLayout.ND, TensorLayout.DN, TensorLayout.NZ, TensorLayout.ZN,
                           TensorLayout.NN, TensorLayout.ZZ)
+
+
+globals().update(_VF_ENUMS)
 
 
 # ------------------------------------------------------------------ control flow

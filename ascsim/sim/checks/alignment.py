@@ -9,6 +9,8 @@ same problem is never reported twice.
 
 from __future__ import annotations
 
+from ascsim.isa.instr import RegisterOp
+
 
 class AlignmentCheck:
     def __init__(self, launch):
@@ -16,8 +18,8 @@ class AlignmentCheck:
         self.rules = dict(launch.soc.alignment)  # a plain dict: looked up per operand
 
     def on_instr(self, core, instr) -> None:
-        if instr.pipe != "V":
-            return
+        if instr.pipe != "V" or type(instr.record) is RegisterOp:
+            return  # a VF load or store has its own rule (ascsim.sim.exec_vf.alignment)
         rules = self.rules
         for accesses in (instr.reads, instr.writes):
             for record in accesses:
