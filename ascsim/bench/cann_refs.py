@@ -40,7 +40,8 @@ from ascsim.bench.opinfo import InterfaceError
 from ascsim.bench.precision import THRESHOLDS, PrecisionResult, check_precision
 
 TORCH_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
-                "float64": torch.float64, "int8": torch.int8, "int16": torch.int16,
+                "float64": torch.float64, "float8_e4m3fn": torch.float8_e4m3fn,
+                "float8_e5m2": torch.float8_e5m2, "int8": torch.int8, "int16": torch.int16,
                 "int32": torch.int32, "int64": torch.int64, "uint8": torch.uint8,
                 "bool": torch.bool}
 DTYPE_NAMES = {v: k for k, v in TORCH_DTYPES.items()}
@@ -271,6 +272,11 @@ class CannReferences:
     def call_kwargs(self) -> dict[str, Any]:
         """Fresh copies of the call's arguments (a candidate may write into its inputs)."""
         return {k: _clone(v) for k, v in self.params.items()}
+
+    def package_args(self) -> tuple[tuple, dict]:
+        """How a package's operator is called: by keyword, as cann-bench's evaluator calls
+        it (``op(**params)``: the golden's parameter names)."""
+        return (), self.call_kwargs()
 
     def check_output(self, out: Any) -> Any:
         """The structural checks: as many outputs as the golden, each a contiguous tensor of

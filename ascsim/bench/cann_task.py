@@ -40,8 +40,8 @@ METADATA_DIR = "metadata"
 SUITE_DIRS = ("tasks", "bench_lab")
 SIZE_CLASSES = ("S", "M", "L")
 #: The dtype names cases.yaml may use (cann-bench's dtype mapper; "None" marks an absent input).
-DTYPE_NAMES = ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
-               "uint8", "bool", "None")
+DTYPE_NAMES = ("float16", "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2",
+               "int8", "int16", "int32", "int64", "uint8", "bool", "None")
 _SCHEMA_NAME = re.compile(r"^\s*(\w+)\s*\(")
 
 # Which metadata file holds the baselines of a simulated SoC. 950pr: the Ascend950PR parts
