@@ -35,7 +35,7 @@ from typing import Any
 
 import torch
 
-from ascsim.bench.cann_task import GOLDEN, CannCase, CannTask, TaskFolderError, thaw
+from ascsim.bench.cann_task import GOLDEN, CannCase, CannTask, TaskFolderError
 from ascsim.bench.opinfo import InterfaceError
 from ascsim.bench.precision import THRESHOLDS, PrecisionResult, check_precision
 
@@ -435,5 +435,3 @@ def combine(results: list[PrecisionResult]) -> PrecisionResult:
     return PrecisionResult(passed, first_bad.dtype, mere, mare, first_bad.branch, why)
 
 
-def thaw_shapes(case: CannCase) -> list:
-    return thaw(case.input_shapes)
