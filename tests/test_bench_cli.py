@@ -25,12 +25,22 @@ def test_operator_missing_from_module(monkeypatch, capsys):
 @pytest.mark.parametrize("args, message", [
     (["bench", "nope"], "no bench task"),
     (["bench", "fused_conv_tanh", "--soc", "Ascend123"], "unknown SoC"),
-    (["bench", "fused_conv_tanh", "--cases", "1,x"], "comma-separated"),
     (["bench", "fused_conv_tanh", "--cases", "77"], "no case 77"),
 ])
 def test_bad_arguments(args, message, capsys):
     assert main(args) == 2
     assert message in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--cases", "1,x"], "argument --cases: wants comma-separated integers, got '1,x'"),
+    (["--tune", "--workers", "0"], "argument --workers: must be >= 1, got 0"),
+])
+def test_bad_option_values_exit_2_with_argparses_message(args, message, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["bench", "fused_conv_tanh", *args])
+    assert stop.value.code == 2
+    assert message in capsys.readouterr().err
 
 
 def test_bench_writes_reports(monkeypatch, tmp_path, capsys):

@@ -4,7 +4,9 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from html.parser import HTMLParser
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -93,3 +95,29 @@ def test_html_renders_in_headless_chromium(result, tmp_path):
     # the plots are there: many distinct colours (bars, legend), not just text on white
     colours = np.unique((img[::4, ::4] * 255).astype(np.uint8).reshape(-1, 3), axis=0)
     assert len(colours) > 200
+
+
+PLOTS_LEAVE_THE_BACKEND = """
+import sys
+import matplotlib
+matplotlib.use("svg")
+import torch
+from test_bench_runner import SOC, tiny_conv_task, torch_stand_in_conv
+import ascsim.bench.report as bench_report
+import ascsim.tune.report  # noqa: F401 - its import must not switch the backend either
+from ascsim.bench.runner import run_bench
+result = run_bench(tiny_conv_task().select([1]), torch_stand_in_conv(torch.tanh), ["fused"], SOC,
+                   progress=False)
+page = bench_report.to_html(result)
+assert page.count("data:image/png;base64,iVBOR") == 3, "three PNG plots"
+print(matplotlib.get_backend(), "matplotlib.pyplot" in sys.modules)
+"""
+
+
+def test_reports_leave_the_processs_matplotlib_backend_alone():
+    """Importing the report modules and drawing a report's plots neither chooses a backend nor
+    imports pyplot: a notebook's or GUI's plotting set-up stays as the user made it."""
+    done = subprocess.run([sys.executable, "-c", PLOTS_LEAVE_THE_BACKEND], capture_output=True,
+                          text=True, timeout=300, cwd=Path(__file__).parent)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["svg", "False"]

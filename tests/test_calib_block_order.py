@@ -26,7 +26,7 @@ def _coverage(per_core, m: int, n: int) -> np.ndarray:
     return hits
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(m=st.integers(1, 700), n=st.integers(1, 700), tile=st.sampled_from([64, 128, 256]),
        cores=st.integers(1, 40), name=st.sampled_from(sorted(SCHEDULERS)))
 def test_every_element_of_c_lies_in_exactly_one_block(m, n, tile, cores, name):
@@ -69,7 +69,7 @@ def test_bad_sizes_are_refused(name):
         SCHEDULERS[name](0, 16, 16, 16, 4)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(m=st.integers(1, 700), n=st.integers(1, 700), tile=st.sampled_from([64, 128, 256]),
        cores=st.integers(1, 40))
 def test_the_l1_full_load_order_gives_each_core_one_run_of_the_s_walk(m, n, tile, cores):

@@ -119,13 +119,13 @@ _step = st.one_of(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(st.lists(_step, min_size=1, max_size=16))
 def test_inline_race_path_finds_and_records_what_the_general_path_does(steps):
     assert _replay(steps, RaceCheck) == _replay(steps, _GeneralOnly)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(st.lists(st.sampled_from([0, 1, 2, 3]), min_size=1, max_size=48),
        st.integers(0, 47), st.integers(0, 48), st.sampled_from(["take", "mark"]),
        st.booleans())

@@ -96,7 +96,7 @@ _step = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(_step, min_size=1, max_size=14))
 # A write whose column frame starts before byte 0, over a pattern of another pitch: it must go
 # row by row (it once took the other pattern's columns, and a later read raced with byte 64).
@@ -122,7 +122,7 @@ def _merged(seen) -> dict:
     return out
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.integers(0, 200), st.integers(1, 120), st.integers(0, 47), st.integers(1, 48),
        st.integers(2, 48), st.integers(0, 200), st.integers(1, 60))
 def test_byte_hull_and_overlaps_match_brute_force(x, length, base, width, pitch, a, span):

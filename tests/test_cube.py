@@ -40,7 +40,7 @@ def soc():
 
 
 # ------------------------------------------------------------------------------ fractal layouts
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(h=st.integers(1, 40), w=st.integers(1, 70),
        dtype=st.sampled_from([np.float16, np.float32, np.int8]))
 def test_fractal_round_trips(h, w, dtype):

@@ -49,7 +49,7 @@ accesses = st.tuples(st.sampled_from(["read", "read", "write", "ranges"]), st.in
                      st.integers(1, 4), st.floats(0, 1000), st.sampled_from([-1, 0, 1, 2]))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.lists(accesses, min_size=1, max_size=12), st.integers(2, 120), st.booleans())
 def test_short_path_matches_the_general_path(seq, l2_lines, bypass):
     fast = _run(seq, l2_lines, bypass)
@@ -62,7 +62,7 @@ def test_short_path_matches_the_general_path(seq, l2_lines, bypass):
     assert fast == general
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(st.tuples(st.integers(0, 60), st.integers(1, 8)), max_size=15),
        st.integers(0, 60), st.integers(1, 8))
 def test_touched_intervals_are_the_union_of_the_touches(touches, lo, size):

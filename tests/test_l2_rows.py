@@ -32,7 +32,7 @@ accesses = st.tuples(st.booleans(), st.integers(0, 1), offsets, widths, pitch_ex
                      st.integers(1, 40), st.floats(0, 1000))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(st.lists(accesses, min_size=1, max_size=6), st.integers(4, 80))
 def test_rows_select_the_same_lines_as_one_range_per_row(seq, l2_lines):
     by_rows, by_ranges = _cache(l2_lines), _cache(l2_lines)

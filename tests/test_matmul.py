@@ -111,7 +111,7 @@ def _run_cube(m, n, k, dtype, trans_a, trans_b, with_bias, per_block, base=(32, 
     return c, _reference(a, b, bias if with_bias else None), report
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=12)
 @given(m=st.integers(1, 90), n=st.integers(1, 100), k=st.integers(1, 80),
        dtype=st.sampled_from([np.float16, BF16, np.float32]), trans_a=st.booleans(),
        trans_b=st.booleans(), with_bias=st.booleans(), per_block=st.booleans(),

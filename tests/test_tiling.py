@@ -26,7 +26,7 @@ from ascsim.tiling import (
 from ascsim.tiling.matmul import DTYPE_BITS, POSITION_STORAGE
 
 SOCS = ("Ascend910B1", "Ascend950PR_9579")
-PROPERTY = settings(max_examples=200, deadline=None,
+PROPERTY = settings(max_examples=200,
                     suppress_health_check=[HealthCheck.too_slow])
 
 # The field list of pyasc-api §3.9, in order.

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ascsim.cli import main
 
 TARGET = str(Path(__file__).parent / "fixtures" / "tune_target.py")
@@ -61,8 +63,18 @@ def test_tune_names_what_is_wrong(tmp_path, capsys):
     assert "no such script" in capsys.readouterr().out
     assert main(["tune", f"{TARGET}:entry", "--space", str(tmp_path / "none.yaml")]) == 2
     assert "cannot read the space file" in capsys.readouterr().out
-    assert main(["tune", f"{TARGET}:entry", "--space", space, "--workers", "0"]) == 2
-    assert "--workers must be >= 1" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("option, value, why", [
+    ("--workers", "0", "must be >= 1, got 0"), ("--workers", "two", "wants an integer >= 1"),
+    ("--top", "-3", "must be >= 1, got -3"),
+])
+def test_bad_option_values_exit_2_with_argparses_message(tmp_path, capsys, option, value, why):
+    with pytest.raises(SystemExit) as stop:
+        main(["tune", f"{TARGET}:entry", "--space", _space(tmp_path), option, value])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {option}: {why}" in err and err.startswith("usage: ")
 
 
 def test_no_feasible_configuration_exits_1(tmp_path, capsys):

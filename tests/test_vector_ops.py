@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 from kernel_helpers import (
     BF16,
     FLOATS,
@@ -78,6 +79,27 @@ def _inputs(rng, n, dtype, lo_hi):
         info = np.iinfo(dtype)
         return rng.integers(max(lo, info.min), min(hi, info.max), n, endpoint=True).astype(dtype)
     return rng.uniform(lo, hi, n).astype(dtype)
+
+
+def _seeded(seed=0):
+    """Operands ``(n, dtype, (lo, hi)) -> array`` from a seeded generator (the example tests)."""
+    rng = np.random.default_rng(seed)
+    return lambda n, dtype, lo_hi: _inputs(rng, n, dtype, lo_hi)
+
+
+def _drawn(data):
+    """Operands drawn by Hypothesis (the property tests): a failure shrinks to a small array of
+    simple values, not to an opaque seed. Floats are drawn as fp32 within the range and rounded
+    to the operand's dtype (fp16, bf16) as a kernel's input would be."""
+    def operands(n, dtype, lo_hi):
+        lo, hi = lo_hi
+        if dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            return data.draw(hnp.arrays(dtype, n, elements=st.integers(max(lo, info.min),
+                                                                        min(hi, info.max))))
+        elements = st.floats(lo, hi, width=32)
+        return data.draw(hnp.arrays(np.float32, n, elements=elements)).astype(dtype)
+    return operands
 
 
 def _ref(fn, dtype, *operands):
@@ -197,13 +219,14 @@ def _span(mask, repeat_times, dtype, blk, rep):
     return 1 + max((max(r) for r in rows if r), default=0)
 
 
-def run_binary_masked(name, dtype, mask, repeat_times, strides, seed=0):
-    """strides: ((dst_blk, dst_rep), (src0_blk, src0_rep), (src1_blk, src1_rep))."""
+def run_binary_masked(name, dtype, mask, repeat_times, strides, operands=None):
+    """strides: ((dst_blk, dst_rep), (src0_blk, src0_rep), (src1_blk, src1_rep)); operands:
+    where the arrays come from (``_seeded()`` by default, ``_drawn(data)``)."""
     fn, _, ulps, rng_ = BINARY[name]
-    rng = np.random.default_rng(seed)
+    operands = operands or _seeded()
     sizes = [_span(mask, repeat_times, dtype, b, r) for b, r in strides]
-    out = _inputs(rng, sizes[0] + 16, dtype, rng_)
-    a, b = _inputs(rng, sizes[1], dtype, rng_), _inputs(rng, sizes[2], dtype, rng_)
+    out = operands(sizes[0] + 16, dtype, rng_)
+    a, b = operands(sizes[1], dtype, rng_), operands(sizes[2], dtype, rng_)
     (db, dr), (ab, ar), (bb, br) = strides
     op = getattr(asc, name)
 
@@ -216,7 +239,7 @@ def run_binary_masked(name, dtype, mask, repeat_times, strides, seed=0):
                 ulps)
 
 
-def run_unary_masked(name, dtype, mask, repeat_times, strides, seed=0, scalar=None):
+def run_unary_masked(name, dtype, mask, repeat_times, strides, operands=None, scalar=None):
     table = SCALAR if scalar is not None else UNARY
     fn, _, ulps, rng_ = table[name]
     if scalar is not None:
@@ -226,10 +249,10 @@ def run_unary_masked(name, dtype, mask, repeat_times, strides, seed=0, scalar=No
             else (lambda x: fn(x, s))
     else:
         ref = fn
-    rng = np.random.default_rng(seed)
+    operands = operands or _seeded()
     sizes = [_span(mask, repeat_times, dtype, b, r) for b, r in strides]
-    out = _inputs(rng, sizes[0] + 16, dtype, rng_)
-    src = _inputs(rng, sizes[1], dtype, rng_)
+    out = operands(sizes[0] + 16, dtype, rng_)
+    src = operands(sizes[1], dtype, rng_)
     (db, dr), (sb, sr) = strides
     op = getattr(asc, name)
 
@@ -398,11 +421,11 @@ _dtypes = st.sampled_from(FLOATS)
 _bitmask = st.tuples(st.integers(0, 2**64 - 1), st.integers(0, 2**64 - 1)).map(list)
 
 
-@settings(max_examples=40, deadline=None)
-@given(dtype=_dtypes, n=st.integers(0, 1500), seed=st.integers(0, 2**16))
-def test_property_add_and_muls_count(dtype, n, seed):
-    rng = np.random.default_rng(seed)
-    a, b = _inputs(rng, n, dtype, (-1e3, 1e3)), _inputs(rng, n, dtype, (-1e3, 1e3))
+@settings(max_examples=40)
+@given(dtype=_dtypes, n=st.integers(0, 1500), data=st.data())
+def test_property_add_and_muls_count(dtype, n, data):
+    operands = _drawn(data)
+    a, b = operands(n, dtype, (-1e3, 1e3)), operands(n, dtype, (-1e3, 1e3))
     out = np.zeros(n + 8, dtype)
 
     def body(d, x, y):
@@ -416,30 +439,30 @@ def test_property_add_and_muls_count(dtype, n, seed):
     assert (got[n:] == 0).all()
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(dtype=_dtypes, mask=st.one_of(st.integers(1, 128), _bitmask),
        repeat_times=st.integers(0, 12),
        strides=st.tuples(*[st.tuples(st.integers(0, 4), st.integers(0, 20))] * 3),
-       seed=st.integers(0, 2**16))
-def test_property_add_mask_form(dtype, mask, repeat_times, strides, seed):
+       data=st.data())
+def test_property_add_mask_form(dtype, mask, repeat_times, strides, data):
     if isinstance(mask, int):
         mask = min(mask, 256 // dtype.itemsize)
     # Distinct repeats/blocks of dst must not collide, or the last write wins in an order the
     # reference does not model; a dst block stride of 0 with several blocks collides.
     (db, dr) = strides[0]
     strides = ((max(db, 1), max(dr, 8 * max(db, 1))),) + strides[1:]
-    run_binary_masked("add", dtype, mask, repeat_times, strides, seed)
+    run_binary_masked("add", dtype, mask, repeat_times, strides, _drawn(data))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(dtype=_dtypes, mask=st.one_of(st.integers(1, 128), _bitmask),
        repeat_times=st.integers(1, 10), src=st.tuples(st.integers(0, 4), st.integers(0, 24)),
-       seed=st.integers(0, 2**16))
-def test_property_exp_and_muls_mask_form(dtype, mask, repeat_times, src, seed):
+       data=st.data())
+def test_property_exp_and_muls_mask_form(dtype, mask, repeat_times, src, data):
     if isinstance(mask, int):
         mask = min(mask, 256 // dtype.itemsize)
-    run_unary_masked("exp", dtype, mask, repeat_times, ((1, 8), src), seed)
-    run_unary_masked("muls", dtype, mask, repeat_times, ((1, 8), src), seed, scalar=-3.0)
+    run_unary_masked("exp", dtype, mask, repeat_times, ((1, 8), src), _drawn(data))
+    run_unary_masked("muls", dtype, mask, repeat_times, ((1, 8), src), _drawn(data), scalar=-3.0)
 
 
 @pytest.mark.parametrize(("cls", "kwargs"), [

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.markup import escape
 
+from ascsim.argtypes import case_ids, positive_int
+
 VARIANT_CHOICES = {"all": ("semi", "fused", "unfused"), "semi": ("semi",),
                    "fused": ("fused",), "unfused": ("unfused",), "auto": ("auto",)}
 
@@ -33,14 +35,15 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--variant", default="all", choices=sorted(VARIANT_CHOICES),
                    help="all = semi, fused and unfused")
     p.add_argument("--report", metavar="DIR", help="write JSON, Markdown and HTML reports here")
-    p.add_argument("--cases", metavar="IDS", help="comma-separated case ids, e.g. 1,2,5")
+    p.add_argument("--cases", metavar="IDS", type=case_ids,
+                   help="comma-separated case ids, e.g. 1,2,5")
     p.add_argument("--quick", action="store_true", help="only the size-class S cases")
     p.add_argument("--tune", action="store_true",
                    help="first tune each case's knobs per variant on this SoC (stored in "
                    "ascsim/tune/data; the bench then runs on them)")
     p.add_argument("--tune-budget", type=int, default=16, metavar="N",
                    help="configurations tried per case and variant (default 16)")
-    p.add_argument("--workers", type=int, default=None, help="parallel tuning trials")
+    p.add_argument("--workers", type=positive_int, default=None, help="parallel tuning trials")
     p.add_argument("--ray", nargs="?", const="auto", default=None, metavar="ADDRESS",
                    help="tune on Ray ('auto': a local cluster)")
     p.add_argument("--no-tuned", action="store_true",
@@ -83,15 +86,6 @@ def load_operator(name: str) -> Callable:
     return fn
 
 
-def _parse_ids(text: str | None) -> list[int] | None:
-    if not text:
-        return None
-    try:
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise ValueError(f"--cases wants comma-separated integers, got {text!r}") from None
-
-
 def run(ns: argparse.Namespace, console: Console) -> int:
     from ascsim.bench.cann_refs import GoldenError
     from ascsim.bench.runner import run_bench
@@ -106,7 +100,7 @@ def run(ns: argparse.Namespace, console: Console) -> int:
         if not ns.op:
             raise ValueError("name a task (or use --cann-bench ROOT --list)")
         task = resolve_task(ns.op, getattr(ns, "cann_bench", None), soc)
-        task = task.select(_parse_ids(ns.cases), quick=ns.quick)
+        task = task.select(ns.cases, quick=ns.quick)
         if getattr(ns, "package", None):
             return _run_package(ns, task, soc, console)
         if getattr(ns, "timeout", None) is not None:

@@ -1,16 +1,19 @@
-"""The report's figures (matplotlib, Agg), returned as PNG bytes."""
+"""The report's figures, returned as PNG bytes.
+
+Drawn through matplotlib's object API (a ``Figure`` of its own, saved to a buffer): no backend is
+chosen and no pyplot state is touched, so importing or rendering a report leaves the plotting set-up
+of the user's process (a notebook, a GUI session) as it was.
+"""
 
 from __future__ import annotations
 
 import io
 
-import matplotlib
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import ScalarFormatter
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402 - the backend must be chosen first
-from matplotlib.ticker import ScalarFormatter  # noqa: E402
-
-from ascsim.bench.results import BenchResult  # noqa: E402
+from ascsim.bench.results import BenchResult
 
 PIPES = ("M", "V", "MTE1", "MTE2", "MTE3", "FIX", "S")
 PIPE_LABELS = {"S": "Scalar", "V": "Vector", "M": "Cube", "MTE1": "MTE1", "MTE2": "MTE2",
@@ -19,11 +22,16 @@ PIPE_COLORS = {"M": "#d62728", "V": "#1f77b4", "MTE1": "#9467bd", "MTE2": "#2ca0
                "MTE3": "#ff7f0e", "FIX": "#8c564b", "S": "#7f7f7f"}
 
 
-def png_bytes(fig) -> bytes:
+def figure(width: float, height: float) -> tuple[Figure, Axes]:
+    """A free-standing figure (no pyplot, no backend) and its one axes."""
+    fig = Figure(figsize=(width, height))
+    return fig, fig.subplots()
+
+
+def png_bytes(fig: Figure) -> bytes:
     buf = io.BytesIO()
     fig.tight_layout()
     fig.savefig(buf, format="png", dpi=90)
-    plt.close(fig)
     return buf.getvalue()
 
 
@@ -47,7 +55,7 @@ def _grouped(ax, result: BenchResult, value, ylabel: str) -> None:
 
 
 def speedup_plot(result: BenchResult) -> bytes:
-    fig, ax = plt.subplots(figsize=(11, 3.6))
+    fig, ax = figure(11, 3.6)
     _grouped(ax, result, lambda r: r.speedup if r.status == "pass" else None,
              "speedup  T_base / T_cand")
     ax.axhline(1.0, color="black", lw=0.8)
@@ -56,7 +64,7 @@ def speedup_plot(result: BenchResult) -> bytes:
 
 
 def time_plot(result: BenchResult) -> bytes:
-    fig, ax = plt.subplots(figsize=(11, 3.6))
+    fig, ax = figure(11, 3.6)
     _grouped(ax, result, lambda r: None if r.timing is None else r.timing.device_time_us,
              "device time (µs)")
     bases = [result.run(c.case_id, result.variants[0]).t_base_us for c in result.task.cases]
@@ -73,7 +81,7 @@ def time_plot(result: BenchResult) -> bytes:
 
 def pipe_plot(result: BenchResult, variant: str) -> bytes:
     """Stacked per-pipe busy time per case for one variant (summed over its kernels)."""
-    fig, ax = plt.subplots(figsize=(11, 3.6))
+    fig, ax = figure(11, 3.6)
     ids = [c.case_id for c in result.task.cases]
     busy = []
     for cid in ids:

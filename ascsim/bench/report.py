@@ -1,4 +1,5 @@
-"""Bench reports: a rich table for the terminal, JSON, Markdown and a self-contained HTML page.
+"""Bench reports: a rich table for the terminal, JSON, Markdown and a self-contained HTML page
+(rendered from ``ascsim/templates/bench.html.j2``).
 
 Every report is rendered from a BenchResult alone. For each case the reports give the time of
 every variant and why they differ, from what the operator reported: kernel count (each launch
@@ -7,9 +8,9 @@ pays its overhead), cross-core hand-offs, GM workspace bytes and per-pipe busy t
 
 from __future__ import annotations
 
-import base64
-import html
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.table import Table
@@ -17,6 +18,8 @@ from rich.table import Table
 from ascsim.bench.plots import PIPE_LABELS, pipe_plot, speedup_plot, time_plot
 from ascsim.bench.results import BenchResult, CaseRun
 from ascsim.bench.runner import PACKAGE_VARIANT
+from ascsim.bench.tasks import Case, ReferenceTimes
+from ascsim.html_pages import HtmlPlot, HtmlTable, render_page
 
 SHORT_DTYPE = {"float16": "fp16", "float32": "fp32", "bfloat16": "bf16"}
 STATUS_TEXT = {"pass": "pass", "precision_fail": "PRECISION FAIL", "runtime_fail": "RUNTIME FAIL"}
@@ -159,28 +162,78 @@ SUMMARY_HEAD = ["variant", "score", "pass", "runtime fail", "precision fail", "m
                 "mean speedup", "geomean speedup", "Σ device µs", "wall s"]
 
 
+@dataclass(frozen=True)
+class CaseColumn:
+    """One column of the per-case table: its heading and its cell for one case."""
+
+    head: str
+    cell: Callable[[BenchResult, Case], str]
+
+
+@dataclass(frozen=True)
+class VariantColumn:
+    """A column repeated for every variant: its heading (``{v}`` is the variant's name) and its
+    cell for that variant's run of a case."""
+
+    head: str
+    cell: Callable[[CaseRun], str]
+
+
+def _first(result: BenchResult, case: Case) -> CaseRun:
+    """The case's first run (the baseline figures are the same for every variant)."""
+    return result.run(case.case_id, result.variants[0])
+
+
+def _time_cell(run: CaseRun) -> str:
+    text = "fail" if run.timing is None else _f(run.timing.device_time_us)
+    if is_tuned(run):
+        text += "†"
+    if run.status != "pass":
+        text += f" ({STATUS_TEXT[run.status]})"
+    return text
+
+
+def _precision_cell(run: CaseRun) -> str:
+    p = run.precision
+    return "—" if p is None else f"{p.mere:.2e} / {p.mare:.2e}"
+
+
+# The per-case table, in order: the case columns, one column per published reference, then the
+# variant columns for each variant. Markdown and HTML are both drawn from these.
+CASE_COLUMNS = (
+    CaseColumn("case", lambda result, case: str(case.case_id)),
+    CaseColumn("note", lambda result, case: case.note),
+    CaseColumn("dtype", lambda result, case: case.dtype),
+    CaseColumn("base µs", lambda result, case: _f(_first(result, case).t_base_us)),
+    CaseColumn("T_HW µs", lambda result, case: _f(_first(result, case).t_hw_us)),
+)
+VARIANT_COLUMNS = (
+    VariantColumn("{v} µs", _time_cell),
+    VariantColumn("{v} ×", lambda run: _f(run.speedup)),
+    VariantColumn("{v} HAP", lambda run: _f(run.hap, ".3f")),
+    VariantColumn("{v} MERE / MARE", _precision_cell),
+)
+
+
+def _reference_column(ref: ReferenceTimes) -> CaseColumn:
+    return CaseColumn(f"{ref.name} µs", lambda result, case: _f(ref.time_us(case.case_id)))
+
+
+def _variant_column(column: VariantColumn, variant: str) -> CaseColumn:
+    return CaseColumn(column.head.format(v=variant),
+                      lambda result, case: column.cell(result.run(case.case_id, variant)))
+
+
+def case_columns(result: BenchResult) -> list[CaseColumn]:
+    """Every column of ``result``'s per-case table, in order."""
+    return [*CASE_COLUMNS, *(_reference_column(r) for r in result.task.references),
+            *(_variant_column(c, v) for v in result.variants for c in VARIANT_COLUMNS)]
+
+
 def _case_rows(result: BenchResult) -> tuple[list[str], list[list[str]]]:
-    head = ["case", "note", "dtype", "base µs", "T_HW µs"]
-    head += [f"{ref.name} µs" for ref in result.task.references]
-    for v in result.variants:
-        head += [f"{v} µs", f"{v} ×", f"{v} HAP", f"{v} MERE / MARE"]
-    rows = []
-    for case in result.task.cases:
-        first = result.run(case.case_id, result.variants[0])
-        row = [str(case.case_id), case.note, case.dtype, _f(first.t_base_us), _f(first.t_hw_us)]
-        row += [_f(ref.time_us(case.case_id)) for ref in result.task.references]
-        for v in result.variants:
-            r = result.run(case.case_id, v)
-            t = "fail" if r.timing is None else _f(r.timing.device_time_us)
-            if is_tuned(r):
-                t += "†"
-            if r.status != "pass":
-                t += f" ({STATUS_TEXT[r.status]})"
-            prec = "—" if r.precision is None else \
-                f"{r.precision.mere:.2e} / {r.precision.mare:.2e}"
-            row += [t, _f(r.speedup), _f(r.hap, ".3f"), prec]
-        rows.append(row)
-    return head, rows
+    columns = case_columns(result)
+    return ([c.head for c in columns],
+            [[c.cell(result, case) for c in columns] for case in result.task.cases])
 
 
 RULES_HEAD = ["case", "variant", "rule broken", "what happened"]
@@ -200,15 +253,6 @@ def _rules_md(result: BenchResult) -> list[str]:
         return []
     body = _md_table(RULES_HEAD, rows) if rows else "Every case kept the rules."
     return ["## Submission rules", "", body, ""]
-
-
-def _rules_html(result: BenchResult) -> str:
-    rows = _rule_rows(result)
-    if rows is None:
-        return ""
-    body = html_table(RULES_HEAD, rows, "rules") if rows else \
-        '<p class="note">Every case kept the rules.</p>'
-    return f"<h2>Submission rules</h2>\n{body}\n"
 
 
 def _md_table(head: list[str], rows: list[list[str]]) -> str:
@@ -242,67 +286,21 @@ def to_markdown(result: BenchResult) -> str:
 
 # --- HTML ------------------------------------------------------------------------------------
 
-CSS = """
-body { font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; margin: 24px;
-       color: #1b1f23; background: #ffffff; }
-h1 { font-size: 22px; } h2 { font-size: 18px; margin-top: 28px; border-bottom: 1px solid #ddd; }
-table { border-collapse: collapse; font-size: 12px; margin: 8px 0; }
-th, td { border: 1px solid #ccd; padding: 3px 7px; text-align: right; }
-th { background: #eef1f6; } td.l { text-align: left; }
-tr:nth-child(even) td { background: #f8f9fb; }
-.fail { color: #b31d28; font-weight: bold; }
-img.plot { display: block; max-width: 100%; margin: 10px 0; border: 1px solid #eee; }
-ul.why { font-size: 12px; margin: 2px 0 12px 0; } .note { color: #555; font-size: 13px; }
-"""
-
-
-def html_table(head: list[str], rows: list[list[str]], table_id: str) -> str:
-    th = "".join(f"<th>{html.escape(h)}</th>" for h in head)
-    body = []
-    for row in rows:
-        cells = []
-        for i, c in enumerate(row):
-            cls = ' class="fail"' if "FAIL" in c else (' class="l"' if i <= 1 else "")
-            cells.append(f"<td{cls}>{html.escape(c)}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    return f'<table id="{table_id}"><tr>{th}</tr>{"".join(body)}</table>'
-
-
-def html_img(png: bytes, plot_id: str, alt: str) -> str:
-    data = base64.b64encode(png).decode("ascii")
-    return f'<img class="plot" id="{plot_id}" alt="{html.escape(alt)}" ' \
-           f'src="data:image/png;base64,{data}">'
-
-
 def to_html(result: BenchResult, pipe_variant: str | None = None) -> str:
-    """A self-contained page: inline CSS, plots as base64 PNG, no external resource."""
+    """A self-contained page (``templates/bench.html.j2``): inline CSS, plots as base64 PNG."""
     pipe_variant = pipe_variant or result.best_variant()
-    title = f"Bench: {result.task.name} on {result.soc}"
-    why = []
-    for case in result.task.cases:
-        items = "".join(f"<li>{html.escape(x)}</li>" for x in explain_case(result, case.case_id))
-        why.append(f"<h3>Case {case.case_id} — {html.escape(case.note)}</h3>"
-                   f'<ul class="why">{items}</ul>')
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
-<style>{CSS}</style></head><body>
-<h1>{html.escape(title)}</h1>
-<p class="note"><code>{html.escape(result.task.formula)}</code> — {len(result.task.cases)} cases,
-variants {html.escape(", ".join(result.variants))}. {html.escape(result.baseline_note)}.
-T_HW = max(0.1·T_base, 1 µs). Run wall time {result.wall_s:.1f} s.
-{html.escape(tuned_note(result))} {html.escape(reference_note(result))}</p>
-<h2>Score per variant</h2>
-{html_table(SUMMARY_HEAD, _summary_rows(result), "summary")}
-<h2>Plots</h2>
-{html_img(speedup_plot(result), "plot-speedup", "speedup per case")}
-{html_img(time_plot(result), "plot-time", "time per case per variant")}
-{html_img(pipe_plot(result, pipe_variant), "plot-pipes", f"per-pipe busy time, {pipe_variant}")}
-<h2>Cases</h2>
-{html_table(*_case_rows(result), "cases")}
-{_rules_html(result)}<h2>Why the variants differ</h2>
-{"".join(why)}
-</body></html>
-"""
+    rules = _rule_rows(result)
+    plots = [HtmlPlot("plot-speedup", "speedup per case", speedup_plot(result)),
+             HtmlPlot("plot-time", "time per case per variant", time_plot(result)),
+             HtmlPlot("plot-pipes", f"per-pipe busy time, {pipe_variant}",
+                      pipe_plot(result, pipe_variant))]
+    return render_page(
+        "bench.html.j2", title=f"Bench: {result.task.name} on {result.soc}", result=result,
+        tuned_note=tuned_note(result), reference_note=reference_note(result),
+        summary=HtmlTable.of("summary", SUMMARY_HEAD, _summary_rows(result)),
+        plots=plots, cases=HtmlTable.of("cases", *_case_rows(result)),
+        rules=None if rules is None else HtmlTable.of("rules", RULES_HEAD, rules),
+        why=[(case, explain_case(result, case.case_id)) for case in result.task.cases])
 
 
 def write_reports(result: BenchResult, directory: str | Path,

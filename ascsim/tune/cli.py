@@ -16,6 +16,8 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from ascsim.argtypes import positive_int
+
 STUDY_FILE = "study.db"
 
 
@@ -25,7 +27,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    "configuration (knobs as keyword arguments) and returns its report")
     p.add_argument("--space", required=True, metavar="YAML", help="knob -> list of values")
     p.add_argument("--budget", type=int, default=64, help="configurations to evaluate")
-    p.add_argument("--workers", type=int, default=None,
+    p.add_argument("--workers", type=positive_int, default=None,
                    help="parallel trials (default: one per core)")
     p.add_argument("--ray", nargs="?", const="auto", default=None, metavar="ADDRESS",
                    help="run trials on Ray: 'auto' (default) starts a local cluster, an "
@@ -40,7 +42,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--study", metavar="FILE",
                    help="SQLite file of the study (resumed when it exists); default "
                    f"DIR/{STUDY_FILE} with --report, else none")
-    p.add_argument("--top", type=int, default=10, help="rows of the best-N table")
+    p.add_argument("--top", type=positive_int, default=10, help="rows of the best-N table")
     return p
 
 
@@ -71,11 +73,7 @@ def run(ns: argparse.Namespace, console: Console) -> int:
     try:
         space = load_space(ns.space)
         target = parse_target(ns.target)
-        if ns.workers is not None and ns.workers < 1:
-            raise SearchError(f"--workers must be >= 1, got {ns.workers}")
-        if ns.top < 1:
-            raise SearchError(f"--top must be >= 1, got {ns.top}")
-    except (SpaceError, TargetError, SearchError) as exc:
+    except (SpaceError, TargetError) as exc:
         console.print(f"[red]ascsim tune:[/] {exc}")
         return 2
     except Exception as exc:  # noqa: BLE001 - the script itself failed to load

@@ -1,9 +1,9 @@
 """The tuning report's figures: the objective against each knob, and best so far per trial
-(matplotlib, Agg, as PNG bytes like the bench report's)."""
+(matplotlib's object API, as PNG bytes like the bench report's)."""
 
 from __future__ import annotations
 
-from ascsim.bench.plots import plt, png_bytes
+from ascsim.bench.plots import figure, png_bytes
 from ascsim.tune.results import TuneResult
 
 
@@ -14,7 +14,7 @@ def knob_plots(result: TuneResult) -> list[tuple[str, bytes]]:
     best = result.best
     out = []
     for name, values in result.space.knobs:
-        fig, ax = plt.subplots(figsize=(6.5, 3.0))
+        fig, ax = figure(6.5, 3.0)
         position = {repr(v): i for i, v in enumerate(values)}
         xs = [position[repr(t.config[name])] + ((t.number * 37) % 11 - 5) * 0.02
               for t in measured]
@@ -33,7 +33,7 @@ def knob_plots(result: TuneResult) -> list[tuple[str, bytes]]:
 
 
 def best_so_far_plot(result: TuneResult) -> bytes:
-    fig, ax = plt.subplots(figsize=(6.5, 3.0))
+    fig, ax = figure(6.5, 3.0)
     best, xs, ys = None, [], []
     for i, t in enumerate(result.evaluated(), 1):
         if t.status == "ok" and (best is None or t.value < best):

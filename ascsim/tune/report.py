@@ -1,18 +1,18 @@
 """Reports of a search: a terminal table, JSON, and a self-contained HTML page (best
 configuration, top-N table, infeasible trials with reasons, time against each knob).
 
-The page uses the bench report's style sheet and helpers, so both reports look alike.
+The page is rendered from ``ascsim/templates/tune.html.j2``, on the same base template and style
+sheet as the bench report's, so both reports look alike.
 """
 
 from __future__ import annotations
 
-import html
 import json
 from pathlib import Path
 
 from rich.table import Table
 
-from ascsim.bench.report import CSS, html_img, html_table
+from ascsim.html_pages import HtmlPlot, HtmlTable, render_page
 from ascsim.tune.plots import best_so_far_plot, knob_plots
 from ascsim.tune.results import TrialRecord, TuneResult
 
@@ -72,7 +72,7 @@ def to_json(result: TuneResult) -> str:
 
 
 def to_html(result: TuneResult, title: str, top: int = 10) -> str:
-    """The HTML page (inline CSS, plots as base64 PNG)."""
+    """The HTML page (``templates/tune.html.j2``: inline CSS, plots as base64 PNG)."""
     names = list(result.space.names)
     best = result.best
     best_rows = [[k, str(v)] for k, v in (best.config.items() if best else [])]
@@ -82,30 +82,15 @@ def to_html(result: TuneResult, title: str, top: int = 10) -> str:
                 for i, t in enumerate(result.top(top), 1)]
     bad_rows = [[str(t.number), *_config_cells(result, t), t.status, t.reason]
                 for t in result.infeasible()]
-    reasons = "".join(f"<li>{n} × {html.escape(r)}</li>" for r, n in _reason_counts(result))
-    plots = "".join(html_img(png, f"plot-{name}", f"{result.objective} against {name}")
-                    for name, png in knob_plots(result))
-    summary = "".join(f"<p class=\"note\">{html.escape(line)}</p>"
-                      for line in summary_lines(result))
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
-<style>{CSS}</style></head><body>
-<h1>{html.escape(title)}</h1>
-{summary}
-<h2>Best configuration</h2>
-{html_table(["knob", "value"], best_rows, "best") if best_rows else "<p>none feasible</p>"}
-<h2>Top {top}</h2>
-{html_table(["#", "trial", *names, result.objective], top_rows, "top")}
-<h2>{html.escape(result.objective)} against each knob</h2>
-<p class="note">Every measured trial; the best is marked in red. Infeasible trials have no
-time and are not drawn.</p>
-{plots}
-{html_img(best_so_far_plot(result), "plot-progress", "best so far per trial")}
-<h2>Infeasible and failed trials</h2>
-<ul class="why">{reasons or "<li>none</li>"}</ul>
-{html_table(["trial", *names, "status", "reason"], bad_rows, "infeasible") if bad_rows else ""}
-</body></html>
-"""
+    plots = [HtmlPlot(f"plot-{name}", f"{result.objective} against {name}", png)
+             for name, png in knob_plots(result)]
+    plots.append(HtmlPlot("plot-progress", "best so far per trial", best_so_far_plot(result)))
+    return render_page(
+        "tune.html.j2", title=title, summary=summary_lines(result), objective=result.objective,
+        best=HtmlTable.of("best", ["knob", "value"], best_rows), top_n=top,
+        top=HtmlTable.of("top", ["#", "trial", *names, result.objective], top_rows),
+        plots=plots, reasons=_reason_counts(result),
+        infeasible=HtmlTable.of("infeasible", ["trial", *names, "status", "reason"], bad_rows))
 
 
 def write_reports(result: TuneResult, directory: str | Path, title: str,
