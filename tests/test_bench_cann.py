@@ -22,6 +22,7 @@ from ascsim.bench.cann_refs import GoldenError, case_seed, make_cann_references,
 from ascsim.bench.cann_task import TaskFolderError, find_task, load_cann_task, metadata_hardware
 from ascsim.bench.isolate import PackageRunner
 from ascsim.bench.package import resolve_package
+from ascsim.bench.report import _case_rows, to_markdown, write_reports
 from ascsim.bench.runner import PACKAGE_VARIANT, run_bench
 from ascsim.bench.score import anchors, floor_finding
 from ascsim.cli import main
@@ -259,11 +260,34 @@ def test_below_floor_is_a_finding(tmp_path):
     data["level1"]["exp"]["1"] = {"baseline_perf_us": 500.0, "t_hw_us": 50.0}
     meta.write_text(json.dumps(data))
     task = load_cann_task(folder, SOC).select([1])
-    run = bench_package(task, EXP_PACKAGE).runs[0]
+    result = bench_package(task, EXP_PACKAGE)
+    run = result.runs[0]
     assert run.status == "pass" and run.t_hw_us == 50.0
     assert run.timing.device_time_us < 50.0
     assert "below the case's hardware floor t_hw_us 50" in run.below_floor
     assert run.sim_over_t_hw == pytest.approx(run.timing.device_time_us / 50.0)
+    md = to_markdown(result)
+    assert "package finding: simulated" in md and "below floor" in md
+    assert "T_HW = the case's t_hw_us from cann-bench's metadata" in md
+
+
+def test_report_columns_and_plot(tmp_path):
+    """The per-case table gives baseline, T_HW, simulated time, speed-up, sim/T_HW, the
+    precision verdict and the bound pipe; the time plot draws the baseline and T_HW."""
+    task = load_cann_task(EXP, SOC).select([1])
+    result = bench_package(task, EXP_PACKAGE)
+    head, rows = _case_rows(result)
+    row = dict(zip(head, rows[0]))
+    run = result.runs[0]
+    assert row["base µs"] == "10.00" and row["T_HW µs"] == "1.00"
+    assert row["package µs"] == f"{run.timing.device_time_us:.2f}"
+    assert row["package ×"] == f"{run.speedup:.2f}"
+    assert row["package sim / T_HW"] == f"{run.sim_over_t_hw:.2f}"
+    assert row["package precision"] == "pass"
+    assert row["package bound pipe"] in ("Vector", "MTE2", "MTE3", "Scalar")
+    paths = write_reports(result, tmp_path)
+    page = paths["html"].read_text()
+    assert "sim / T_HW" in page and "bound pipe" in page and "data:image/png" in page
 
 
 # --- packages ------------------------------------------------------------------------------------
