@@ -407,3 +407,24 @@ def test_upstream_rms_norm_case_not_below_t_hw():
     run = bench_package(task, EXAMPLES_PACKAGE, timeout_s=1200.0).runs[0]
     assert run.status == "pass", run.error or run.precision.why
     assert run.timing.device_time_us >= run.t_hw_us and run.below_floor is None
+
+
+def test_builtin_task_case_takes_a_published_floor(tmp_path):
+    """A built-in task file may carry cann-bench's t_hw_us per case; it then replaces the
+    estimate max(0.1·T_base, 1 µs) in HAP and in the floor finding."""
+    import yaml
+
+    from ascsim.bench.tasks import load_task
+
+    doc = yaml.safe_load((DATA / "tiny_conv_tanh.yaml").read_text())
+    doc["cases"][0]["t_hw_us"] = 7.5
+    path = tmp_path / "task.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    task = load_task(path)
+    assert task.cases[0].t_hw_us == 7.5 and task.cases[1].t_hw_us is None
+    assert anchors(task.cases[0].baseline_us, task.cases[0].t_hw_us) == (
+        task.cases[0].baseline_us, 7.5)
+    doc["cases"][0]["t_hw_us"] = -1
+    path.write_text(yaml.safe_dump(doc))
+    with pytest.raises(ValueError, match="t_hw_us must be > 0"):
+        load_task(path)
