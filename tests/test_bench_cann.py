@@ -177,6 +177,8 @@ def test_inputs_are_deterministic_and_in_range():
     assert torch.equal(a[0], b[0]) and a[0].dtype == torch.float16
     assert a[0].min() >= -3 and a[0].max() <= 3 and a[0].std() > 1
     assert not torch.equal(make_inputs(task, task.cases[1], draw=1)[0], a[0])
+    fresh = make_cann_references(task, task.cases[1], draw=1).inputs[0]
+    assert torch.equal(fresh, make_inputs(task, task.cases[1], draw=1)[0] + 0.01)
     gen = torch.Generator().manual_seed(case_seed("level1/exp", 2))
     u = torch.rand((4, 1024), dtype=torch.float64, generator=gen)
     assert torch.equal(a[0], (u * 6 - 3).to(torch.float16))   # cann-bench's float draw

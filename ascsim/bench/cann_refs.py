@@ -3,7 +3,8 @@
 - Seed: ``sha256("<rel_path>_<case_id>")``, its first 8 bytes big-endian, mod 2^31 (the
   evaluator's default ``eval_seed`` 0 adds nothing); one ``torch.Generator`` per case, the
   inputs drawn in input order from it. A further draw (the second call of a package, on fresh
-  inputs) uses seed + draw.
+  inputs) uses seed + draw and, as cann-bench's second verification, adds 0.01 to every float
+  input (so a constant range such as [0, 0] still gives different inputs).
 - Per input: float dtypes uniform in ``[lo, hi]`` (float64 ``torch.rand`` scaled, clamped to the
   dtype's range, cast); ``lo == hi`` a constant; ``'inf'``/``'nan'`` bounds give cann-bench's
   special-value tensors; integer dtypes ``torch.randint(lo, hi + 1)``; bool ``randint`` in the
@@ -333,6 +334,8 @@ def make_cann_references(task: CannTask, case: CannCase, draw: int = 0) -> CannR
     """Inputs, golden arguments, truth and same-precision reference of one case."""
     fns = golden_functions(task)
     inputs = make_inputs(task, case, draw)
+    if draw:
+        _perturb(inputs)
     attrs = case.kwargs()
     where = f"{Path(task.folder) / GOLDEN} on case {case.case_id}"
     try:
@@ -362,6 +365,18 @@ def make_cann_references(task: CannTask, case: CannCase, draw: int = 0) -> CannR
     expected = tuple((r.dtype, tuple(r.shape)) if isinstance(r, torch.Tensor) else (None, ())
                      for r in reference)
     return CannReferences(task, case, inputs, params, truth, reference, expected, fns)
+
+
+FRESH_SHIFT = 0.01   # cann-bench's second verification adds this to every float input
+
+
+def _perturb(inputs: list) -> None:
+    """Shift every float input of a further draw by FRESH_SHIFT, as cann-bench does, so the
+    fresh inputs differ from the first even where a range is a single value ([0, 0])."""
+    for item in inputs:
+        for t in item if isinstance(item, list) else (item,):
+            if isinstance(t, torch.Tensor) and t.is_floating_point():
+                t.add_(FRESH_SHIFT)
 
 
 def _clone_params(params: dict) -> dict:

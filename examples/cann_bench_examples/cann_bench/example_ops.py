@@ -45,6 +45,11 @@ def rms_norm(x: torch.Tensor, gamma: torch.Tensor, epsilon: float = 1e-6) -> tor
         raise ValueError("rms_norm needs a contiguous x and gamma of shape (x.shape[-1],)")
     ex = _example("rmsnorm")
     hidden = x.shape[-1]
+    if hidden * x.element_size() % ex.BLOCK_BYTES:
+        # Unaligned rows come out non-finite from the example's kernel (cann-bench rms_norm
+        # case 14, hidden 373): refused rather than scored.
+        raise ValueError(f"examples/rmsnorm.py's kernel needs rows of whole "
+                         f"{ex.BLOCK_BYTES}-byte blocks; hidden {hidden} is not")
     rows = x.numel() // hidden
     cores = _blocks(rows, _vector_cores())
     plan = ex.plan_rmsnorm(rows, hidden, x.element_size(), cores)
