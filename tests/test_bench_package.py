@@ -406,7 +406,7 @@ def test_kernel_findings_are_noted(tmp_path):
     x, w, b = torch.rand(1, 3, 8, 8), torch.rand(4, 3, 1, 1) - 0.5, torch.rand(4) - 0.5
     record = watched_call(module.fused_conv_tanh, (x, w, b),
                           {"strides": [1, 1], "pads": [0, 0, 0, 0], "dilations": [1, 1]},
-                          torch.float32, (1, 4, 8, 8))
+                          ((torch.float32, (1, 4, 8, 8)),))
     assert record.violations == []
     assert any("race finding of the dynamic checks" in n for n in record.timing.notes)
     expected = torch.tanh(torch.nn.functional.conv2d(x, w, b))

@@ -1,6 +1,12 @@
 """``ascsim bench OP --soc SOC --variant all|semi|fused|unfused|auto --report DIR``
 ``[--tune [--tune-budget N] [--workers N] [--ray [ADDRESS]]] [--no-tuned]``, or
-``ascsim bench OP --package DIR|MODULE [--timeout S]`` for a user's operator package."""
+``ascsim bench OP --package DIR|MODULE [--timeout S]`` for a user's operator package.
+
+OP is a built-in task (``ascsim/bench/tasks/OP.yaml``), a task file, a cann-bench task folder
+(holding proto.yaml), or — with ``--cann-bench ROOT`` — a cann-bench task's name under
+ROOT/tasks or ROOT/bench_lab. ``ascsim bench --cann-bench ROOT --list [--package PKG]`` lists
+every task there; ``ascsim bench --cann-bench ROOT --all --package PKG`` runs every task the
+package implements."""
 
 from __future__ import annotations
 
@@ -22,7 +28,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     from ascsim.bench.tasks import available_tasks
 
     p = sub.add_parser("bench", help="run an operator's cann-bench cases and score them")
-    p.add_argument("op", help=f"the operator / task ({', '.join(available_tasks())})")
+    p.add_argument("op", nargs="?", help=f"the operator / task ({', '.join(available_tasks())}"
+                   "), a task file, a cann-bench task folder, or with --cann-bench a "
+                   "cann-bench task's name")
     p.add_argument("--soc", default="Ascend950PR_9579", help="SoC to simulate")
     p.add_argument("--variant", default="all", choices=sorted(VARIANT_CHOICES),
                    help="all = semi, fused and unfused")
@@ -45,6 +53,13 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    "directory (holding cann_bench/, or OP/, or itself a package; nothing is "
                    "installed) or an installed module name; the submission rules are checked "
                    "per case")
+    p.add_argument("--cann-bench", metavar="ROOT", dest="cann_bench",
+                   help="a cann-bench checkout: OP names a task under ROOT/tasks or "
+                   "ROOT/bench_lab")
+    p.add_argument("--list", action="store_true", help="with --cann-bench: list every task "
+                   "(level, category, cases, what implements it) and stop")
+    p.add_argument("--all", action="store_true", help="with --cann-bench and --package: run "
+                   "every task the package implements")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="with --package: seconds one case may take (default "
                    "300); a case that takes longer fails, the others still run")
@@ -72,20 +87,34 @@ def load_operator(name: str) -> Callable:
 
 
 def run(ns: argparse.Namespace, console: Console) -> int:
+    from ascsim.bench.cann_refs import GoldenError
     from ascsim.bench.runner import run_bench
-    from ascsim.bench.tasks import load_task
     from ascsim.hw import get_soc
 
     try:
         soc = get_soc(ns.soc).name
-        task = load_task(ns.op).select(ns.cases, quick=ns.quick)
+        if getattr(ns, "list", False) or getattr(ns, "all", False):
+            from ascsim.bench.suite import run_suite_cli
+
+            return run_suite_cli(ns, soc, console)
+        if not ns.op:
+            raise ValueError("name a task (or use --cann-bench ROOT --list)")
+        task = resolve_task(ns.op, getattr(ns, "cann_bench", None), soc)
+        task = task.select(ns.cases, quick=ns.quick)
         if getattr(ns, "package", None):
             return _run_package(ns, task, soc, console)
         if getattr(ns, "timeout", None) is not None:
             raise ValueError("--timeout applies to --package runs only")
-        op = load_operator(task.name)
-    except (ValueError, KeyError, OperatorUnavailable) as exc:
-        console.print(f"[red]ascsim bench:[/] {exc}")
+        try:
+            op = load_operator(task.name)
+        except OperatorUnavailable as exc:
+            if task.kind != "cann_bench":
+                raise
+            raise OperatorUnavailable(f"{exc}: no built-in operator implements the cann-bench "
+                                      f"task {task.rel_path}; score a package with --package "
+                                      "DIR") from None
+    except (ValueError, KeyError, OperatorUnavailable, GoldenError) as exc:
+        console.print(f"[red]ascsim bench:[/] {escape(str(exc))}", highlight=False)
         return 2
     if getattr(ns, "tune", False):
         from ascsim.tune.operators import tune_task
@@ -99,15 +128,39 @@ def run(ns: argparse.Namespace, console: Console) -> int:
     from ascsim.tune import tuned
 
     with tuned.ignored() if getattr(ns, "no_tuned", False) else contextlib.nullcontext():
-        result = run_bench(task, op, VARIANT_CHOICES[ns.variant], soc, progress=True,
-                           console=console)
+        try:
+            result = run_bench(task, op, VARIANT_CHOICES[ns.variant], soc, progress=True,
+                               console=console)
+        except GoldenError as exc:
+            console.print(f"[red]ascsim bench:[/] {escape(str(exc))}", highlight=False)
+            return 2
     return _finish(result, ns, console)
+
+
+def resolve_task(op: str, cann_root: str | None, soc: str):
+    """The task OP names: a cann-bench folder, a cann-bench task under ``cann_root``, or a
+    built-in task / task file."""
+    from pathlib import Path
+
+    from ascsim.bench.cann_task import find_task, is_task_folder, load_cann_task
+    from ascsim.bench.tasks import load_task
+
+    if is_task_folder(Path(op)):
+        return load_cann_task(op, soc)
+    if cann_root:
+        return load_cann_task(find_task(cann_root, op), soc)
+    if Path(op).is_dir():
+        raise ValueError(f"{op}: a directory but no cann-bench task folder (no proto.yaml)")
+    return load_task(op)
 
 
 def _finish(result, ns: argparse.Namespace, console: Console) -> int:
     from ascsim.bench.report import write_reports
 
     for r in result.runs:
+        if r.below_floor:
+            console.print(f"[yellow]case {r.case_id} {r.variant}: finding:[/] {r.below_floor}",
+                          highlight=False)
         if r.status == "runtime_fail":
             console.print(f"[red]case {r.case_id} {r.variant}:[/] {escape(r.error)}",
                           highlight=False)
@@ -137,8 +190,14 @@ def _run_package(ns: argparse.Namespace, task, soc: str, console: Console) -> in
     # A task whose baseline is a variant of ascsim.ops (matmul_leaky_relu) runs that too.
     baseline_op = None if task.baseline_variant is None else load_operator(task.name)
     timeout = DEFAULT_TIMEOUT_S if ns.timeout is None else ns.timeout
+    from ascsim.bench.cann_refs import GoldenError
+
     with PackageRunner(task, source, soc, timeout) as runner:
-        result = run_bench(task, baseline_op, (PACKAGE_VARIANT,), soc, progress=True,
-                           console=console, package_call=runner.call_case,
-                           baseline_note=f"candidate: the package {source.label}")
+        try:
+            result = run_bench(task, baseline_op, (PACKAGE_VARIANT,), soc, progress=True,
+                               console=console, package_call=runner.call_case,
+                               baseline_note=f"candidate: the package {source.label}")
+        except GoldenError as exc:
+            console.print(f"[red]ascsim bench:[/] {escape(str(exc))}", highlight=False)
+            return 2
     return _finish(result, ns, console)

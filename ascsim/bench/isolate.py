@@ -25,8 +25,7 @@ from dataclasses import dataclass
 import torch
 
 from ascsim.bench.package import PackageSource, import_operator, watched_call
-from ascsim.bench.precision import check_precision
-from ascsim.bench.references import TORCH_DTYPES, References, make_inputs, make_references
+from ascsim.bench.references import References
 from ascsim.bench.rules import SAME_VALUES, STALE_RESULT, Violation, reuse_violations
 from ascsim.bench.tasks import Task
 
@@ -56,14 +55,16 @@ class CaseError(RuntimeError):
 
 @dataclass(frozen=True)
 class CaseRequest:
-    """What the worker needs for one case (tensors travel pickled through the pipe)."""
+    """What the worker needs for one case (tensors travel pickled through the pipe): the
+    call's arguments, those of the second call on fresh inputs, and the (dtype, shape) of
+    every output the case needs."""
 
     case_id: int
-    inputs: tuple[torch.Tensor, ...]
-    fresh_inputs: tuple[torch.Tensor, ...]
+    args: tuple
     kwargs: dict
-    dtype: torch.dtype
-    shape: tuple[int, ...]
+    fresh_args: tuple
+    fresh_kwargs: dict
+    expected: tuple[tuple[torch.dtype, tuple[int, ...]], ...]
 
 
 def _describe(exc: BaseException) -> str:
@@ -78,17 +79,22 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}{where}"
 
 
-def _tensor_or_none(value):
-    return value if isinstance(value, torch.Tensor) else None
+def _sendable(value):
+    """A result as it goes back through the pipe: a tensor, a tuple of tensors, or None."""
+    if isinstance(value, torch.Tensor):
+        return value
+    if isinstance(value, list | tuple) and all(isinstance(v, torch.Tensor) for v in value):
+        return tuple(value)
+    return None
 
 
 def _run_request(fn, req: CaseRequest) -> dict:
-    first = watched_call(fn, req.inputs, req.kwargs, req.dtype, req.shape)
-    second = watched_call(fn, req.fresh_inputs, req.kwargs, req.dtype, req.shape)
+    first = watched_call(fn, req.args, req.kwargs, req.expected)
+    second = watched_call(fn, req.fresh_args, req.fresh_kwargs, req.expected)
     violations = list(first.violations)
     violations += [v for v in second.violations if v not in violations]
     violations += reuse_violations(first.out, second.out)
-    return {"out": _tensor_or_none(first.out), "fresh_out": _tensor_or_none(second.out),
+    return {"out": _sendable(first.out), "fresh_out": _sendable(second.out),
             "timing": first.timing, "violations": violations}
 
 
@@ -212,9 +218,10 @@ class PackageRunner:
     def call_case(self, refs: References, variant: str, soc: str):
         """``(output, OpTiming)`` of the case's first call, or a :class:`CaseError`."""
         case = refs.case
-        fresh = make_inputs(self.task, case, draw=FRESH_INPUTS_DRAW)
-        req = CaseRequest(case.case_id, tuple(t.clone() for t in refs.inputs), fresh,
-                          case.kwargs(), TORCH_DTYPES[case.output_dtype], case.output_shape)
+        fresh = refs.fresh(FRESH_INPUTS_DRAW)
+        args, kwargs = refs.package_args()
+        fresh_args, fresh_kwargs = fresh.package_args()
+        req = CaseRequest(case.case_id, args, kwargs, fresh_args, fresh_kwargs, refs.expected)
         reply = self._ask(req)
         if "error" in reply:
             kind, message = reply["error"]
@@ -229,17 +236,19 @@ class PackageRunner:
                             tuple(violations))
         return out, reply["timing"]
 
-    def _cache_check(self, refs: References, out, fresh, fresh_out) -> list[Violation]:
+    @staticmethod
+    def _cache_check(refs: References, out, fresh: References, fresh_out) -> list[Violation]:
         """Judged only when the first result is right (a wrong operator is a precision
         failure, not a cache): the second must differ from it and be right for its inputs."""
-        case = refs.case
-        first = check_precision(out, refs.golden, case.output_dtype, truth=refs.truth,
-                                reference=refs.same_precision)
-        if not first.passed:
+        if not refs.verdict(out).passed:
             return []
-        if torch.equal(out, fresh_out):
+        if _same_values(out, fresh_out):
             return [SAME_VALUES]
-        fresh_refs = make_references(self.task, case, fresh)
-        verdict = check_precision(fresh_out, fresh_refs.golden, case.output_dtype,
-                                  truth=fresh_refs.truth, reference=fresh_refs.same_precision)
-        return [] if verdict.passed else [STALE_RESULT]
+        return [] if fresh.verdict(fresh_out).passed else [STALE_RESULT]
+
+
+def _same_values(a, b) -> bool:
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return torch.equal(a, b)
+    a, b = tuple(a), tuple(b)
+    return len(a) == len(b) and all(torch.equal(x, y) for x, y in zip(a, b))

@@ -34,7 +34,7 @@ from ascsim.bench.opinfo import OpTiming, normalize_info
 from ascsim.bench.rules import (
     Violation,
     WrapperWatch,
-    output_violations,
+    outputs_violations,
     workspace_bytes,
 )
 from ascsim.session import SESSION
@@ -105,16 +105,17 @@ class CallRecord:
     violations: list[Violation] = field(default_factory=list)
 
 
-def watched_call(fn: Callable, inputs: tuple, kwargs: dict, dtype: torch.dtype,
-                 shape: tuple[int, ...]) -> CallRecord:
-    """``fn(*inputs, **kwargs)`` on the simulated SoC with its kernels' reports collected and
-    the wrapper watched; exceptions from the package propagate."""
+def watched_call(fn: Callable, args: tuple, kwargs: dict,
+                 expected: tuple[tuple[torch.dtype, tuple[int, ...]], ...]) -> CallRecord:
+    """``fn(*args, **kwargs)`` on the simulated SoC with its kernels' reports collected and
+    the wrapper watched; ``expected``: (dtype, shape) of each output the case needs.
+    Exceptions from the package propagate."""
     with SESSION.values(True), SESSION.collect() as run:
         watch = WrapperWatch()
         with watch, carried_l2():  # one timed call: L2 is flushed before it, not inside it
-            out = fn(*inputs, **kwargs)
+            out = fn(*args, **kwargs)
     violations = list(watch.violations)
-    violations += output_violations(out, dtype, shape)
+    violations += outputs_violations(out, expected)
     if not run.reports:
         violations.append(Violation("no_kernel", "the call launched no simulated kernel"))
         return CallRecord(out, None, violations)

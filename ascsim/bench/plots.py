@@ -67,15 +67,20 @@ def time_plot(result: BenchResult) -> bytes:
     fig, ax = figure(11, 3.6)
     _grouped(ax, result, lambda r: None if r.timing is None else r.timing.device_time_us,
              "device time (µs)")
-    bases = [result.run(c.case_id, result.variants[0]).t_base_us for c in result.task.cases]
-    if any(b is not None for b in bases):
-        ax.plot(range(len(bases)), [b if b is not None else float("nan") for b in bases], "k_",
-                markersize=14, label="baseline")
-        ax.legend(fontsize=8)
+    firsts = [result.run(c.case_id, result.variants[0]) for c in result.task.cases]
+    # The two anchors of the score: the baseline, and T_HW (the hardware floor: no simulated
+    # time should be under it).
+    for attr, style, label in (("t_base_us", "k_", "baseline"), ("t_hw_us", "r_", "T_HW")):
+        values = [getattr(r, attr) for r in firsts]
+        if any(v is not None for v in values):
+            ax.plot(range(len(values)), [float("nan") if v is None else v for v in values],
+                    style, markersize=14, markeredgewidth=2, label=label)
+    ax.legend(fontsize=8)
     ax.set_yscale("log")
     ax.yaxis.set_major_formatter(ScalarFormatter())
     ax.yaxis.set_minor_formatter(ScalarFormatter())
-    ax.set_title("time per case per variant (simulated device time; log scale)")
+    ax.set_title("simulated device time per case per variant, against the baseline and T_HW "
+                 "(log scale)")
     return png_bytes(fig)
 
 

@@ -30,13 +30,14 @@ The source gives one number for "cancel boundary / zero thr"; it serves as both.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
 
 EPS = 1e-7
 MAX_ERROR_COUNT_RATIO = 2.0
+TASK_MARE_FACTOR = 10.0  # MARE threshold / T for a task's own T (cann-bench proto comments)
 
 
 @dataclass(frozen=True)
@@ -138,16 +139,21 @@ def _fmt(x: float) -> str:
 def check_precision(actual: ArrayLike, golden: ArrayLike, dtype: str, *,
                     truth: ArrayLike | None = None,
                     reference: ArrayLike | Callable[[], ArrayLike] | None = None,
-                    ) -> PrecisionResult:
+                    mere_threshold: float | None = None) -> PrecisionResult:
     """Apply the rule to ``actual`` for target ``dtype``.
 
     ``golden`` is what the plain test compares against; ``truth`` (fp64) gives golden_truncated
     for the fallback (default: the golden itself); ``reference`` is the same-precision reference
     output, or a zero-argument callable producing it — only called when the fallback runs.
+    ``mere_threshold``: a task's own T for the dtype (a cann-bench proto's
+    ``precision_thresholds``); its MARE threshold is then 10·T, as those files state beside
+    each value.
     """
     th = THRESHOLDS.get(dtype)
     if th is None:
         raise ValueError(f"no precision thresholds for dtype {dtype!r} (have {sorted(THRESHOLDS)})")
+    if mere_threshold is not None:
+        th = replace(th, mere=mere_threshold, mare=TASK_MARE_FACTOR * mere_threshold)
     a, g = _f64(actual), _f64(golden)
     if a.shape != g.shape:
         raise ValueError(f"output shape {a.shape} differs from the golden's {g.shape}")

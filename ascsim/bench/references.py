@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 
+from ascsim.bench.opinfo import InterfaceError
+from ascsim.bench.precision import PrecisionResult, check_precision
 from ascsim.bench.tasks import Case, Task
 
 TORCH_DTYPES = {"float16": torch.float16, "float32": torch.float32, "bfloat16": torch.bfloat16}
@@ -88,6 +90,39 @@ class References:
     truth: torch.Tensor        # float64
     golden: torch.Tensor       # truth rounded to the output dtype
     _same_precision: torch.Tensor | None = field(default=None, repr=False)
+
+    # --- what the runner and the package runner ask of any task's references -------------
+    @property
+    def expected(self) -> tuple[tuple[torch.dtype, tuple[int, ...]], ...]:
+        """(dtype, shape) of every output the case needs (one for these tasks)."""
+        return ((TORCH_DTYPES[self.case.output_dtype], self.case.output_shape),)
+
+    def package_args(self) -> tuple[tuple, dict]:
+        """How a package's operator is called: ``op(*inputs, **attrs)`` (fresh copies)."""
+        return tuple(t.clone() for t in self.inputs), self.case.kwargs()
+
+    def check_output(self, out: object) -> torch.Tensor:
+        """The structural checks: a contiguous torch tensor of the right dtype and shape."""
+        if not isinstance(out, torch.Tensor):
+            raise InterfaceError(f"output is a {type(out).__name__}, not a torch.Tensor")
+        want = TORCH_DTYPES[self.case.output_dtype]
+        if out.dtype != want:
+            raise InterfaceError(f"output dtype {out.dtype} but the case needs {want}")
+        if tuple(out.shape) != self.case.output_shape:
+            raise InterfaceError(f"output shape {list(out.shape)} but the case needs "
+                                 f"{list(self.case.output_shape)}")
+        if not out.is_contiguous():
+            raise InterfaceError("output is not contiguous")
+        return out
+
+    def verdict(self, out: torch.Tensor) -> PrecisionResult:
+        """The precision rule on the output."""
+        return check_precision(out, self.golden, self.case.output_dtype, truth=self.truth,
+                               reference=self.same_precision)
+
+    def fresh(self, draw: int) -> References:
+        """The references of a further input set of the case (``draw`` > 0)."""
+        return make_references(self.task, self.case, make_inputs(self.task, self.case, draw))
 
     def same_precision(self) -> torch.Tensor:
         if self._same_precision is None:

@@ -100,6 +100,8 @@ def explain_case(result: BenchResult, case_id: int) -> list[str]:
     for r in runs:
         if r.status == "precision_fail":
             lines.append(f"{r.variant} precision: {r.precision.why}")
+        if r.below_floor:
+            lines.append(f"{r.variant} finding: {r.below_floor}")
     return lines
 
 
@@ -113,6 +115,7 @@ def results_table(result: BenchResult) -> Table:
     table.add_column("case", justify="right", no_wrap=True)
     table.add_column("dtype", no_wrap=True)
     table.add_column("base µs", justify="right", no_wrap=True)
+    table.add_column("T_HW µs", justify="right", no_wrap=True)
     references = result.task.references
     for ref in references:
         table.add_column(f"{ref.name} µs", justify="right", no_wrap=True)
@@ -120,8 +123,9 @@ def results_table(result: BenchResult) -> Table:
         table.add_column(f"{v} µs", justify="right", no_wrap=True)
         table.add_column("×", justify="right", no_wrap=True)
     for case in result.task.cases:
-        row = [str(case.case_id), SHORT_DTYPE[case.dtype],
-               _f(result.run(case.case_id, result.variants[0]).t_base_us)]
+        first = result.run(case.case_id, result.variants[0])
+        row = [str(case.case_id), SHORT_DTYPE.get(case.dtype, case.dtype),
+               _f(first.t_base_us), _f(first.t_hw_us)]
         row += [_f(ref.time_us(case.case_id)) for ref in references]
         for v in result.variants:
             r = result.run(case.case_id, v)
@@ -130,10 +134,12 @@ def results_table(result: BenchResult) -> Table:
                 time_cell += "†"
             if r.status == "precision_fail":
                 time_cell += " [red]P✗[/]"
+            if r.below_floor:
+                time_cell += " [yellow]<T_HW[/]"
             row += [time_cell, _f(r.speedup) if r.status == "pass" else "—"]
         table.add_row(*row)
     table.add_section()
-    row = ["score", "", "mean ×"] + [""] * len(references)
+    row = ["score", "", "mean ×", ""] + [""] * len(references)
     for v in result.variants:
         s = result.summary(v).summary
         row += [f"[bold]{s.score:.2f}[/]", _f(s.mean_speedup)]
@@ -193,6 +199,35 @@ def _time_cell(run: CaseRun) -> str:
     return text
 
 
+def _verdict_cell(run: CaseRun) -> str:
+    """The precision verdict: pass / fail, or — when the case did not run."""
+    return "—" if run.precision is None else ("pass" if run.precision.passed else "fail")
+
+
+def bound_pipe(run: CaseRun) -> str | None:
+    """The pipe with the most busy time over the call's kernels (what bounds it), or None."""
+    if run.timing is None:
+        return None
+    busy = run.timing.pipe_busy_us()
+    if not busy:
+        return None
+    pipe = max(busy, key=busy.get)
+    return PIPE_LABELS.get(pipe, pipe)
+
+
+def _floor_cell(run: CaseRun) -> str:
+    text = _f(run.sim_over_t_hw)
+    return text + " below floor" if run.below_floor else text
+
+
+def t_hw_note(result: BenchResult) -> str:
+    """How T_HW was set for the run's cases."""
+    if getattr(result.task, "kind", "") == "cann_bench":
+        return ("T_HW = the case's t_hw_us from cann-bench's metadata; a case with no baseline "
+                "is scored against max(10·T_HW, 10 µs).")
+    return "T_HW = max(0.1·T_base, 1 µs)."
+
+
 def _precision_cell(run: CaseRun) -> str:
     p = run.precision
     return "—" if p is None else f"{p.mere:.2e} / {p.mare:.2e}"
@@ -211,7 +246,10 @@ VARIANT_COLUMNS = (
     VariantColumn("{v} µs", _time_cell),
     VariantColumn("{v} ×", lambda run: _f(run.speedup)),
     VariantColumn("{v} HAP", lambda run: _f(run.hap, ".3f")),
+    VariantColumn("{v} sim / T_HW", _floor_cell),
+    VariantColumn("{v} precision", _verdict_cell),
     VariantColumn("{v} MERE / MARE", _precision_cell),
+    VariantColumn("{v} bound pipe", lambda run: bound_pipe(run) or "—"),
 )
 
 
@@ -271,7 +309,7 @@ def to_markdown(result: BenchResult) -> str:
     parts = [f"# Bench: {result.task.name} ({result.task.proto}) on {result.soc}", "",
              f"`{result.task.formula}` — {len(result.task.cases)} cases, variants "
              f"{', '.join(result.variants)}. {result.baseline_note}. "
-             f"T_HW = max(0.1·T_base, 1 µs). Run wall time {result.wall_s:.1f} s. "
+             f"{t_hw_note(result)} Run wall time {result.wall_s:.1f} s. "
              f"{tuned_note(result)} {reference_note(result)}", "",
              "## Score per variant", "", _md_table(SUMMARY_HEAD, _summary_rows(result)), "",
              "## Cases", "", _md_table(*_case_rows(result)), "",
@@ -297,6 +335,7 @@ def to_html(result: BenchResult, pipe_variant: str | None = None) -> str:
     return render_page(
         "bench.html.j2", title=f"Bench: {result.task.name} on {result.soc}", result=result,
         tuned_note=tuned_note(result), reference_note=reference_note(result),
+        t_hw_note=t_hw_note(result),
         summary=HtmlTable.of("summary", SUMMARY_HEAD, _summary_rows(result)),
         plots=plots, cases=HtmlTable.of("cases", *_case_rows(result)),
         rules=None if rules is None else HtmlTable.of("rules", RULES_HEAD, rules),

@@ -32,6 +32,7 @@ class CaseRun:
     speedup: float | None
     wall_s: float                     # host wall time of the simulated call
     violations: tuple = ()            # submission rules broken (package runs): rules.Violation
+    below_floor: str | None = None    # finding: the simulated time is below published t_hw_us
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -51,7 +52,16 @@ class CaseRun:
                 "timing": None if self.timing is None else self.timing.to_json(),
                 "t_base_us": self.t_base_us, "t_hw_us": self.t_hw_us, "hap": self.hap,
                 "speedup": self.speedup, "wall_s": self.wall_s,
-                "violations": [v.to_json() for v in self.violations]}
+                "violations": [v.to_json() for v in self.violations],
+                "below_floor": self.below_floor,
+                "sim_over_t_hw": self.sim_over_t_hw}
+
+    @property
+    def sim_over_t_hw(self) -> float | None:
+        """Simulated time over T_HW: how close to the hardware floor (1.0 = on it)."""
+        if self.timing is None or not self.t_hw_us:
+            return None
+        return self.timing.device_time_us / self.t_hw_us
 
 
 @dataclass(frozen=True)

@@ -204,7 +204,8 @@ def _wrapper_site(frame) -> str | None:
 
 def workspace_bytes(allocated, out) -> int:
     """Bytes of the distinct storages the wrapper allocated, the result's own excepted."""
-    skip = {_storage_ptr(out)} if isinstance(out, torch.Tensor) else set()
+    outs = out if isinstance(out, list | tuple) else (out,)
+    skip = {_storage_ptr(o) for o in outs if isinstance(o, torch.Tensor)}
     sizes: dict[int, int] = {}
     for t in allocated:
         ptr = _storage_ptr(t)
@@ -229,13 +230,33 @@ def output_violations(out, dtype: torch.dtype, shape: tuple[int, ...]) -> list[V
     return found
 
 
+def outputs_violations(out, expected: tuple[tuple[torch.dtype, tuple[int, ...]], ...]
+                       ) -> list[Violation]:
+    """``bad_output`` violations of a call's result against every output the case needs
+    (one: a tensor; several: a tuple or list of tensors, in the proto's order)."""
+    if len(expected) == 1:
+        return output_violations(out, *expected[0])
+    if not isinstance(out, list | tuple) or len(out) != len(expected):
+        got = len(out) if isinstance(out, list | tuple) else type(out).__name__
+        return [Violation("bad_output", f"the result must be {len(expected)} tensors, got "
+                          f"{got}")]
+    found = []
+    for i, (o, (dtype, shape)) in enumerate(zip(out, expected)):
+        found += [Violation(v.kind, f"output {i}: {v.detail}")
+                  for v in output_violations(o, dtype, shape)]
+    return found
+
+
 def reuse_violations(first, second) -> list[Violation]:
     """``cached_result``: the second call (different inputs, same shape) returned the first
     call's buffer. Judged where both results are live objects (the worker)."""
-    if not (isinstance(first, torch.Tensor) and isinstance(second, torch.Tensor)):
-        return []
-    if first.numel() and _storage_ptr(first) == _storage_ptr(second):
-        return [Violation("cached_result", "the second call returned the first call's buffer")]
+    firsts = first if isinstance(first, list | tuple) else (first,)
+    seconds = second if isinstance(second, list | tuple) else (second,)
+    for a, b in zip(firsts, seconds):
+        if (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.numel()
+                and _storage_ptr(a) == _storage_ptr(b)):
+            return [Violation("cached_result", "the second call returned the first call's "
+                              "buffer")]
     return []
 
 

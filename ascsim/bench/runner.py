@@ -40,27 +40,25 @@ from rich.progress import (
 )
 
 from ascsim.bench.opinfo import InterfaceError, OpTiming, normalize_info
-from ascsim.bench.precision import check_precision
-from ascsim.bench.references import TORCH_DTYPES, References, make_references
+from ascsim.bench.references import References, make_references
 from ascsim.bench.results import BenchResult, CaseRun, VariantSummary
-from ascsim.bench.score import hap, speedup, summarize, t_hw
+from ascsim.bench.score import anchors, floor_finding, hap, speedup, summarize, t_hw
 from ascsim.bench.tasks import Case, Task
 
 VARIANTS = ("semi", "fused", "unfused", "auto")
 PACKAGE_VARIANT = "package"  # the one variant of a user's package (``--package``)
 def check_output(out: object, case: Case) -> torch.Tensor:
-    """The structural checks: a contiguous torch tensor of the right dtype and shape."""
-    if not isinstance(out, torch.Tensor):
-        raise InterfaceError(f"output is a {type(out).__name__}, not a torch.Tensor")
-    want = TORCH_DTYPES[case.output_dtype]
-    if out.dtype != want:
-        raise InterfaceError(f"output dtype {out.dtype} but the case needs {want}")
-    if tuple(out.shape) != case.output_shape:
-        raise InterfaceError(f"output shape {list(out.shape)} but the case needs "
-                             f"{list(case.output_shape)}")
-    if not out.is_contiguous():
-        raise InterfaceError("output is not contiguous")
-    return out
+    """The structural checks of a built-in task's output (see ``References.check_output``)."""
+    return References(None, case, (), None, None).check_output(out)
+
+
+def task_references(task, case):
+    """The references of one case, made the way the task's kind makes them."""
+    if task.kind == "cann_bench":
+        from ascsim.bench.cann_refs import make_cann_references
+
+        return make_cann_references(task, case)
+    return make_references(task, case)
 
 
 #: A case caller: ``call(refs, variant, soc) -> (output, OpTiming)``; raises on a failure.
@@ -83,24 +81,26 @@ def operator_caller(operator_fn: Callable) -> CaseCaller:
 
 def run_case(call: CaseCaller, refs: References, variant: str, soc: str,
              t_base_us: float | None) -> CaseRun:
-    """One case under one variant (t_base_us None: no baseline, so no HAP)."""
+    """One case under one variant (t_base_us None: no baseline, so no HAP unless the case has
+    a published t_hw_us, which gives cann-bench's fallback baseline)."""
     case = refs.case
+    published_thw = getattr(case, "t_hw_us", None)
+    base, thw = anchors(t_base_us, published_thw)
     t0 = time.perf_counter()
     try:
         out, timing = call(refs, variant, soc)
-        out = check_output(out, case)
+        out = refs.check_output(out)
     except Exception as exc:  # noqa: BLE001 - any failure of the operator is the case's result
         return CaseRun(case.case_id, variant, "runtime_fail", f"{type(exc).__name__}: {exc}",
-                       None, None, t_base_us, None, None, None, time.perf_counter() - t0,
+                       None, None, base, thw, None, None, time.perf_counter() - t0,
                        tuple(getattr(exc, "violations", ())))
     wall = time.perf_counter() - t0
-    prec = check_precision(out, refs.golden, case.output_dtype, truth=refs.truth,
-                           reference=refs.same_precision)
-    thw = None if t_base_us is None else t_hw(t_base_us)
-    h = None if t_base_us is None else hap(t_base_us, timing.device_time_us, thw)
-    s = None if t_base_us is None else speedup(t_base_us, timing.device_time_us)
+    prec = refs.verdict(out)
+    h = None if base is None else hap(base, timing.device_time_us, thw)
+    s = None if base is None else speedup(base, timing.device_time_us)
     return CaseRun(case.case_id, variant, "pass" if prec.passed else "precision_fail", None,
-                   prec, timing, t_base_us, thw, h, s, wall)
+                   prec, timing, base, thw, h, s, wall,
+                   below_floor=floor_finding(timing.device_time_us, published_thw))
 
 
 def _variant_order(task: Task, variants: Sequence[str],
@@ -117,6 +117,9 @@ def _variant_order(task: Task, variants: Sequence[str],
 
 
 def _baseline_note(task: Task, soc: str) -> str:
+    if task.kind == "cann_bench":
+        return (f"baseline and T_HW: cann-bench metadata, {task.metadata_note}; candidate: "
+                f"simulated device time on {soc}")
     if task.baseline_source == "variant":
         return (f"baseline: this operator's '{task.baseline_variant}' variant, simulated on "
                 f"{soc} in the same run")
@@ -153,7 +156,7 @@ def run_bench(task: Task, operator_fn: Callable | None, variants: Sequence[str],
         job = bar.add_task(task.name, total=len(task.cases) * len(order))
         for case in task.cases:
             bar.update(job, description=f"{task.name} case {case.case_id}: references")
-            refs = make_references(task, case)
+            refs = task_references(task, case)
             t_base = case.baseline_us
             for v in order:
                 bar.update(job, description=f"{task.name} case {case.case_id}: {v}")

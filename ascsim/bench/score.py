@@ -25,6 +25,36 @@ def t_hw(t_base_us: float) -> float:
     return max(T_HW_FRACTION * t_base_us, T_HW_FLOOR_US)
 
 
+FALLBACK_BASE_FACTOR, FALLBACK_BASE_FLOOR_US = 10.0, 10.0
+
+
+def anchors(t_base_us: float | None, t_hw_us: float | None) -> tuple[float | None, float | None]:
+    """(T_base, T_HW) a case is scored with.
+
+    T_HW is the case's published ``t_hw_us`` (cann-bench's metadata) when it has one, else the
+    estimate :func:`t_hw` of its baseline. A case with a published T_HW but no baseline is
+    scored, as cann-bench scores it, against the stand-in baseline max(10·T_HW, 10 µs).
+    No baseline and no T_HW: (None, None), no HAP.
+    """
+    if t_hw_us is not None and t_hw_us > 0:
+        if t_base_us is None or not t_base_us > 0:
+            t_base_us = max(FALLBACK_BASE_FACTOR * t_hw_us, FALLBACK_BASE_FLOOR_US)
+        return t_base_us, t_hw_us
+    if t_base_us is None:
+        return None, None
+    return t_base_us, t_hw(t_base_us)
+
+
+def floor_finding(t_cand_us: float, t_hw_us: float | None) -> str | None:
+    """A finding when a simulated time is below the case's published hardware floor: the
+    timing model would be wrong there, or the candidate skipped work the task needs."""
+    if t_hw_us is None or not t_cand_us < t_hw_us:
+        return None
+    return (f"simulated {t_cand_us:.3g} us is below the case's hardware floor t_hw_us "
+            f"{t_hw_us:.3g} us (ratio {t_cand_us / t_hw_us:.2f}): the timing model "
+            "underestimates this case, or the candidate skips work the task needs")
+
+
 def hap(t_base_us: float, t_cand_us: float, t_hw_us: float | None = None) -> float | None:
     thw = t_hw(t_base_us) if t_hw_us is None else t_hw_us
     head = t_base_us - thw

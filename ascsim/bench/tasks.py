@@ -4,7 +4,8 @@ A task file names the operator, its kind (which contract the shapes follow), the
 baseline source and the cases. Each case carries the input shapes in the operator's input order,
 the per-input dtypes, the attrs, a value range per input, the output shape (re-derived here from
 the contract and compared, so a typo in a shape cannot slip through) and, for published
-baselines, the baseline time in µs.
+baselines, the baseline time in µs and optionally the published hardware floor ``t_hw_us``
+(cann-bench's metadata field; without it T_HW is the estimate max(0.1·T_base, 1 µs)).
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ class Case:
     value_ranges: tuple[tuple[float, float], ...]  # one [lo, hi] per input
     output_shape: tuple[int, ...]
     baseline_us: float | None        # published baseline; None when measured from a variant
+    t_hw_us: float | None = None     # published hardware floor (cann-bench metadata t_hw_us);
+    # None: T_HW is the bench's estimate max(0.1·T_base, 1 µs)
 
     def __post_init__(self) -> None:
         where = f"case {self.case_id}"
@@ -69,6 +72,8 @@ class Case:
                 raise ValueError(f"{where}: shape {shape!r} must be positive ints")
         if self.baseline_us is not None and not self.baseline_us > 0:
             raise ValueError(f"{where}: baseline_us must be > 0, got {self.baseline_us}")
+        if self.t_hw_us is not None and not self.t_hw_us > 0:
+            raise ValueError(f"{where}: t_hw_us must be > 0, got {self.t_hw_us}")
         if self.size_class not in SIZE_CLASSES:
             raise ValueError(f"{where}: note {self.note!r} must start with a size class "
                              f"{SIZE_CLASSES} and '-'")
@@ -94,7 +99,7 @@ class Case:
                 "input_shape": _thaw(self.input_shapes), "dtype": list(self.dtypes),
                 "output_dtype": self.output_dtype, "attrs": self.kwargs(),
                 "value_range": _thaw(self.value_ranges), "output_shape": list(self.output_shape),
-                "baseline_us": self.baseline_us}
+                "baseline_us": self.baseline_us, "t_hw_us": self.t_hw_us}
 
 
 # --- contracts: per task kind, check a case's shapes/attrs and derive its output shape --------
@@ -284,7 +289,8 @@ def _case_from_doc(doc: dict, output_dtype: str | None) -> Case:
                 attrs=tuple(sorted((k, _freeze(v)) for k, v in (doc.get("attrs") or {}).items())),
                 value_ranges=_freeze(ranges), output_shape=_freeze(doc["output_shape"]),
                 baseline_us=(None if doc.get("baseline_us") is None
-                             else float(doc["baseline_us"])))
+                             else float(doc["baseline_us"])),
+                t_hw_us=None if doc.get("t_hw_us") is None else float(doc["t_hw_us"]))
 
 
 def _reference_from_doc(doc: dict, case_ids: set[int]) -> ReferenceTimes:
