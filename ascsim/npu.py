@@ -164,6 +164,11 @@ class Stream:
         self.device_index = 0 if device is None else device_index(device)
         self.priority = priority
 
+    @property
+    def npu_stream(self) -> int:
+        """torch_npu's raw stream handle (what Triton launchers take): a stand-in number."""
+        return self.device_index
+
     def synchronize(self) -> None:
         """Launches are synchronous in the simulator."""
 

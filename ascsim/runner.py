@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from ascsim import npu
 from ascsim.pto import aliases as pto_aliases
 from ascsim.session import SESSION
+from ascsim.triton import aliases as triton_aliases
 
 ALIAS = "asc"
 TARGET = "ascsim.asc"
@@ -50,10 +51,11 @@ def _rename(module, alias: str) -> None:
 
 
 def install_frontends() -> None:
-    """Everything an unmodified script may import: ``asc``, ``pypto_pro`` (and ``pypto``) and
-    the NPU stand-in."""
+    """Everything an unmodified script may import: ``asc``, ``pypto_pro`` (and ``pypto``),
+    ``triton`` and the NPU stand-in."""
     install_asc_alias()
     pto_aliases.install()
+    triton_aliases.install()
     npu.install()
 
 

@@ -1,0 +1,155 @@
+"""Tile operations as vector-unit records (``V`` pipe): element-wise ops, fills, casts,
+reductions, choices by a known mask.
+
+Each Triton operation on tiles is one :class:`~ascsim.isa.Vector` record over a fresh tile (or a
+short, fixed chain of them), in count form when every operand is its allocation's first
+elements in order, else with one element index array per operand -- which is how a broadcast
+(``x - row_max[:, None]``) and a view (``x[None, :]``, ``x.T``) are addressed. A reduction along
+an axis is a halving tree of element-wise ops (log2 of the axis length records, as the
+compiler's vector reduction does); a reduction of a whole tile is one
+:class:`~ascsim.isa.VectorReduce`.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from ascsim.isa import Region, Vector, VectorReduce
+from ascsim.sim.source import user_location
+from ascsim.triton import program as _program
+from ascsim.triton.tensor import tensor
+
+REPEAT_BYTES = 256  # bytes of one vector repeat (ascend-hw §2.2)
+
+
+@lru_cache(maxsize=256)
+def _iota(n: int) -> np.ndarray:
+    out = np.arange(n, dtype=np.int64)
+    out.setflags(write=False)
+    return out
+
+
+def region(prog, t: tensor) -> Region:
+    """The whole allocation of tile ``t`` as an operand."""
+    alloc = t.alloc
+    size = t.dtype.np_dtype.itemsize
+    return Region(prog.ub, alloc.lo, alloc.size // size, t.dtype.np_dtype, alloc.lo + alloc.size)
+
+
+def new_tile(prog, dtype, shape: tuple, loc) -> tensor:
+    n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    alloc = prog.planner.allocate(n * dtype.np_dtype.itemsize, loc)
+    return tensor(dtype, shape, alloc=alloc)
+
+
+def _repeats(n: int, itemsize: int) -> int:
+    return max(1, -(-n * itemsize // REPEAT_BYTES))
+
+
+def _plain(t: tensor, n: int) -> bool:
+    """Whether ``t`` is its allocation's first ``n`` elements in order."""
+    return t.index is None and t.numel == n
+
+
+def elementwise(unit_op: str, dtype, shape: tuple, srcs: tuple, scalars: tuple = (),
+                attrs=None, loc=None) -> tensor:
+    """``unit_op`` over the tiles ``srcs`` (broadcast to ``shape``) into a new tile."""
+    loc = loc or user_location()
+    prog = _program.current()
+    out = new_tile(prog, dtype, shape, loc)
+    n = out.numel
+    if all(_plain(s, n) for s in srcs):
+        rec = Vector(unit_op, region(prog, out)._replace(count=n),
+                     tuple(region(prog, s)._replace(count=n) for s in srcs), loc,
+                     scalars, attrs=attrs)
+    else:
+        lanes = (_iota(n), *(np.broadcast_to(s.lanes(), shape).reshape(-1) for s in srcs))
+        widest = max(t.dtype.np_dtype.itemsize for t in (out, *srcs))
+        rec = Vector(unit_op, region(prog, out), tuple(region(prog, s) for s in srcs), loc,
+                     scalars, lanes, _repeats(n, widest), attrs)
+    prog.order.issue("V", rec, tuple(s.alloc for s in srcs), (out.alloc,), loc)
+    return out
+
+
+def fill(dtype, shape: tuple, value, loc=None) -> tensor:
+    """A new tile of ``shape`` holding ``value`` everywhere (the vector unit's duplicate)."""
+    loc = loc or user_location()
+    out = new_tile(_program.current(), dtype, shape, loc)
+    fill_tile(out, value, loc)
+    return out
+
+
+def fill_tile(out: tensor, value, loc) -> None:
+    """Set every element of the fresh tile ``out`` to ``value``."""
+    prog = _program.current()
+    rec = Vector("duplicate", region(prog, out)._replace(count=out.numel), (), loc,
+                 (out.dtype.np_dtype.type(value),))
+    prog.order.issue("V", rec, (), (out.alloc,), loc)
+
+
+def overwrite(out: tensor, positions: np.ndarray, src, loc) -> None:
+    """Set the elements ``positions`` (flat, row-major) of the fresh tile ``out`` to tile
+    ``src``'s elements there (broadcast to ``out``) or to the scalar ``src``: one masked
+    vector instruction."""
+    prog = _program.current()
+    if not positions.size:
+        return
+    size = out.dtype.np_dtype.itemsize
+    if isinstance(src, tensor):
+        lanes = (positions, np.broadcast_to(src.lanes(), out.shape).reshape(-1)[positions])
+        rec = Vector("copy", region(prog, out), (region(prog, src),), loc, (), lanes,
+                     _repeats(int(positions.size), size))
+        reads = (src.alloc, out.alloc)
+    else:
+        rec = Vector("duplicate", region(prog, out), (), loc,
+                     (out.dtype.np_dtype.type(src),), (positions,),
+                     _repeats(int(positions.size), size))
+        reads = (out.alloc,)
+    prog.order.issue("V", rec, reads, (out.alloc,), loc)
+
+
+def reduce_all(how: str, src: tensor, loc) -> tensor:
+    """One :class:`VectorReduce` of every element of ``src`` into a one-element tile."""
+    prog = _program.current()
+    out = new_tile(prog, src.dtype, (), loc)
+    lanes = src.lanes().reshape(-1)
+    rec = VectorReduce(how, region(prog, out), region(prog, src), lanes, lanes, False,
+                       _repeats(lanes.size, src.dtype.np_dtype.itemsize), loc)
+    prog.order.issue("V", rec, (src.alloc,), (out.alloc,), loc)
+    return out
+
+
+#: reduction -> the element-wise op of one halving step
+HALVING = {"sum": "add", "max": "max", "min": "min"}
+
+
+def reduce_axis(how: str, src: tensor, axis: int, loc) -> tensor:
+    """Reduce ``src`` along ``axis`` by halving: each step combines the two halves of what is
+    left of the axis (the axis length is a power of two, as every Triton block dimension)."""
+    prog = _program.current()
+    lanes = np.moveaxis(src.lanes(), axis, -1)
+    kept = lanes.shape[:-1]
+    length = lanes.shape[-1]
+    current_src, current = src, lanes
+    unit = HALVING[how]
+    while length > 1:
+        half = length // 2
+        out = new_tile(prog, src.dtype, (*kept, half), loc)
+        n = out.numel
+        first = current[..., :half].reshape(-1)
+        second = current[..., half:2 * half].reshape(-1)
+        rec = Vector(unit, region(prog, out), (region(prog, current_src),) * 2, loc, (),
+                     (_iota(n), first, second),
+                     _repeats(n, src.dtype.np_dtype.itemsize))
+        prog.order.issue("V", rec, (current_src.alloc,), (out.alloc,), loc)
+        if length % 2:  # an odd length: the last element joins the first of the halves
+            tail = current[..., 2 * half:2 * half + 1].reshape(-1)
+            firsts = _iota(n).reshape(*kept, half)[..., 0].reshape(-1)
+            rec = Vector(unit, region(prog, out), (region(prog, out), region(prog, current_src)),
+                         loc, (), (firsts, firsts, tail), _repeats(firsts.size, 4))
+            prog.order.issue("V", rec, (out.alloc, current_src.alloc), (out.alloc,), loc)
+        current_src, current, length = out, out.lanes(), half
+    return tensor(src.dtype, kept, alloc=current_src.alloc,
+                  index=current.reshape(kept) if kept else current.reshape(()))
