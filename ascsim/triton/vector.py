@@ -123,33 +123,62 @@ def reduce_all(how: str, src: tensor, loc) -> tensor:
 
 #: reduction -> the element-wise op of one halving step
 HALVING = {"sum": "add", "max": "max", "min": "min"}
+BLOCK_BYTES = 32  # vector operands start on 32-byte boundaries (ascend-hw §2.2)
+
+
+def _halve(prog, unit: str, src: tensor, lanes: np.ndarray, loc,
+           columns: bool = False) -> tuple[tensor, np.ndarray]:
+    """One step: ``lanes[..., :h] op lanes[..., h:]`` into a new tile (``h`` = half the last
+    axis; an odd last element is folded into the first of each row). ``columns``: the result
+    keeps the last axis outermost (rows of ``lanes`` along the tile's rows' padding)."""
+    kept, length = lanes.shape[:-1], lanes.shape[-1]
+    half = length // 2
+    if columns:
+        out = new_tile(prog, src.dtype, (half, *kept), loc)
+        out_lanes = np.moveaxis(out.lanes(), 0, -1)
+    else:
+        out = new_tile(prog, src.dtype, (*kept, half), loc)
+        out_lanes = out.lanes()
+    size = src.dtype.np_dtype.itemsize
+    rec = Vector(unit, region(prog, out), (region(prog, src),) * 2, loc, (),
+                 (out_lanes.reshape(-1), lanes[..., :half].reshape(-1),
+                  lanes[..., half:2 * half].reshape(-1)), _repeats(out.numel, size))
+    prog.order.issue("V", rec, (src.alloc,), (out.alloc,), loc)
+    if length % 2:
+        firsts = out_lanes[..., 0].reshape(-1)
+        rec = Vector(unit, region(prog, out), (region(prog, out), region(prog, src)), loc, (),
+                     (firsts, firsts, lanes[..., -1].reshape(-1)), _repeats(firsts.size, size))
+        prog.order.issue("V", rec, (out.alloc, src.alloc), (out.alloc,), loc)
+    return out, out_lanes
 
 
 def reduce_axis(how: str, src: tensor, axis: int, loc) -> tensor:
-    """Reduce ``src`` along ``axis`` by halving: each step combines the two halves of what is
-    left of the axis (the axis length is a power of two, as every Triton block dimension)."""
+    """Reduce ``src`` along ``axis`` by halving, as the compiler's vector reduction does: while
+    half of what is left of each row is whole 32-byte blocks, the two halves of every row are
+    combined in place of the row; the last few elements of each row (less than a block) are
+    then turned into columns of a tile whose rows are padded to whole blocks, and combined row
+    against row, so that every operand starts on a block boundary."""
     prog = _program.current()
+    unit = HALVING[how]
+    size = src.dtype.np_dtype.itemsize
     lanes = np.moveaxis(src.lanes(), axis, -1)
     kept = lanes.shape[:-1]
+    current = src
+    while lanes.shape[-1] > 1 and (lanes.shape[-1] // 2) * size % BLOCK_BYTES == 0:
+        current, lanes = _halve(prog, unit, current, lanes, loc)
     length = lanes.shape[-1]
-    current_src, current = src, lanes
-    unit = HALVING[how]
-    while length > 1:
-        half = length // 2
-        out = new_tile(prog, src.dtype, (*kept, half), loc)
-        n = out.numel
-        first = current[..., :half].reshape(-1)
-        second = current[..., half:2 * half].reshape(-1)
-        rec = Vector(unit, region(prog, out), (region(prog, current_src),) * 2, loc, (),
-                     (_iota(n), first, second),
-                     _repeats(n, src.dtype.np_dtype.itemsize))
-        prog.order.issue("V", rec, (current_src.alloc,), (out.alloc,), loc)
-        if length % 2:  # an odd length: the last element joins the first of the halves
-            tail = current[..., 2 * half:2 * half + 1].reshape(-1)
-            firsts = _iota(n).reshape(*kept, half)[..., 0].reshape(-1)
-            rec = Vector(unit, region(prog, out), (region(prog, out), region(prog, current_src)),
-                         loc, (), (firsts, firsts, tail), _repeats(firsts.size, 4))
-            prog.order.issue("V", rec, (out.alloc, current_src.alloc), (out.alloc,), loc)
-        current_src, current, length = out, out.lanes(), half
-    return tensor(src.dtype, kept, alloc=current_src.alloc,
-                  index=current.reshape(kept) if kept else current.reshape(()))
+    if length > 1:
+        rows = int(np.prod(kept, dtype=np.int64))
+        pitch = -(-rows * size // BLOCK_BYTES) * BLOCK_BYTES // size
+        columns = new_tile(prog, src.dtype, (length, pitch), loc)
+        dst = (np.arange(length, dtype=np.int64)[:, None] * pitch
+               + np.arange(rows, dtype=np.int64)[None, :]).reshape(-1)
+        rec = Vector("copy", region(prog, columns), (region(prog, current),), loc, (),
+                     (dst, lanes.reshape(rows, length).T.reshape(-1)), _repeats(dst.size, size))
+        prog.order.issue("V", rec, (current.alloc,), (columns.alloc,), loc)
+        current, lanes = columns, columns.lanes().T  # (pitch, length): rows along the padding
+        while lanes.shape[-1] > 1:
+            current, lanes = _halve(prog, unit, current, lanes, loc, columns=True)
+        lanes = lanes[:rows]
+    lanes = lanes.reshape(kept) if kept else lanes.reshape(())
+    return tensor(src.dtype, kept, alloc=current.alloc, index=lanes)
