@@ -19,6 +19,8 @@ MODULES = {
     "triton.language.math": "ascsim.triton.language",
     "triton.runtime": "ascsim.triton.runtime",
     "triton.runtime.jit": "ascsim.triton.jit",
+    "triton.runtime.driver": "ascsim.triton.driver",
+    "triton.runtime.libentry": "ascsim.triton.libentry",
     "triton.runtime.errors": "ascsim.triton.errors",
     "triton.compiler": "ascsim.triton.errors",
     "triton.compiler.errors": "ascsim.triton.errors",

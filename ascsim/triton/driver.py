@@ -56,8 +56,8 @@ class _ActiveDriver:
         return torch.npu
 
 
-class _DriverConfig:
-    """``triton.runtime.driver``: ``driver.active`` is the simulated chip's driver."""
+class DriverConfig:
+    """``triton.runtime.driver.driver``: ``active`` is the simulated chip's driver."""
 
     active = _ActiveDriver()
     default = active
@@ -66,4 +66,8 @@ class _DriverConfig:
         raise RuntimeError("the simulated NPU is the only driver under ascsim run")
 
 
-driver = _DriverConfig()
+driver = DriverConfig()
+# The module stands for the driver config too: ``import triton.runtime.driver as driver`` and
+# ``from triton.runtime import driver`` both give ``driver.active``.
+active = driver.active
+default = driver.default

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ascsim.triton.driver import driver
+from ascsim.triton import driver
 from ascsim.triton.errors import OutOfResources
 from ascsim.triton.jit import JITFunction, jit
 
