@@ -228,3 +228,22 @@ def test_import_triton_under_ascsim_run(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "ok True npu" in proc.stdout
+
+
+@jit
+def relu_by_mask(out_ptr, flags_ptr, in_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(in_ptr + offs)
+    positive = x > 0
+    tl.store(out_ptr + offs, tl.where(positive, x, 0.0))
+    tl.store(flags_ptr + offs, positive & (x < 1.0))
+
+
+def test_data_dependent_masks_compare_select_and_store_as_bools():
+    x = torch.randn(64)
+    out = torch.empty(64)
+    flags = torch.zeros(64, dtype=torch.bool)
+    report = relu_by_mask[(1,)](out, flags, x, 64)
+    torch.testing.assert_close(out, torch.relu(x))
+    assert torch.equal(flags, (x > 0) & (x < 1))
+    assert _findings(report) == []

@@ -127,12 +127,16 @@ def store(ptr, value, mask, loc) -> None:
     prog = _program.current()
     elem = ptr.dtype.element_ty
     shape = ptr.shape
-    from ascsim.triton import semantic
+    from ascsim.triton import dtypes, semantic
 
-    value = semantic.as_tile(semantic.broadcast_to(semantic.cast(value, elem), shape), loc)
+    if elem.kind == "bool":  # Triton stores value != 0, as bytes 0/1
+        value = semantic.cast(semantic.cast(value, dtypes.int1, loc=loc), dtypes.int8, loc=loc)
+    else:
+        value = semantic.cast(value, elem, loc=loc)
+    value = semantic.as_tile(semantic.broadcast_to(value, shape), loc)
     if value.index is not None and not np.array_equal(value.index.reshape(-1),
                                                        vector._iota(value.numel)):
-        value = vector.elementwise("copy", elem, shape, (value,), loc=loc)
+        value = vector.elementwise("copy", value.dtype, shape, (value,), loc=loc)
     offsets = np.broadcast_to(ptr.known, shape).reshape(-1)
     keep = _mask(mask, shape, "tl.store", loc)
     n = value.numel

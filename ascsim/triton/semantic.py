@@ -172,6 +172,8 @@ def binary(op: str, a, b):
             result = fn(a.known.astype(dtype.np_dtype), b.known.astype(dtype.np_dtype))
         return known(np.asarray(result), dtype)
     loc = user_location()
+    if op in MASK_OPS and (a.packed or b.packed):
+        return _mask_binary(op, a, b, loc)
     units = VECTOR_BINARY.get(op)
     if units is None:
         fail(loc, f"the {op} operator on loaded data is not supported yet")
@@ -189,8 +191,35 @@ def binary(op: str, a, b):
                               loc=loc)
 
 
+MASK_OPS = {"and": "and", "or": "or", "xor": "xor"}
+
+
+def _mask_binary(op: str, a: tensor, b: tensor, loc) -> tensor:
+    """``&``, ``|``, ``^`` of two masks, one of them packed: byte-wise on packed masks."""
+    a, b = as_mask(a, loc), as_mask(b, loc)
+    if a.shape != b.shape or a.index is not None or b.index is not None:
+        fail(loc, "combining masks of different shapes or views is not supported yet")
+    return vector.mask_bytes(MASK_OPS[op], a, b, loc)
+
+
+def as_mask(t: tensor, loc) -> tensor:
+    """``t`` as a packed mask tile (a known mask is materialised; data compares != 0)."""
+    if t.packed:
+        return t
+    if t.known is not None:
+        value = scalar_of(t)
+        if value is None:
+            fail(loc, "a block mask from index arithmetic combined with a data-dependent "
+                      "mask is not supported yet")
+        t = as_tile(known(np.full(t.shape, value, dtype=np.int8), dtypes.int8), loc)
+    dtype = dtypes.int8 if t.dtype.kind == "bool" else t.dtype
+    if t.dtype.kind == "bool":
+        t = tensor(dtypes.int8, t.shape, alloc=t.alloc, index=t.index)  # bytes 0/1
+    return vector.compare("ne", t, dtype.np_dtype.type(0), t.shape, loc)
+
+
 def _to_type(t: tensor, dtype, loc) -> tensor:
-    if t.dtype == dtype:
+    if t.dtype == dtype and not t.packed:
         return t
     return cast(t, dtype, loc=loc)
 
@@ -220,8 +249,22 @@ def compare(cmp: str, a, b):
         result = KNOWN_COMPARE[cmp](a.known.astype(dtype.np_dtype),
                                     b.known.astype(dtype.np_dtype))
         return known(np.broadcast_to(result, shape), dtypes.int1)
-    fail(user_location(), "a comparison of loaded data (a data-dependent mask) is not "
-                          "supported yet")
+    loc = user_location()
+    if a.dtype.is_ptr() or b.dtype.is_ptr():
+        fail(loc, "comparisons of pointers to loaded data are not supported")
+    dtype = dtypes.promote(a.dtype, b.dtype)
+    if dtype.kind == "bool":
+        dtype = dtypes.int8  # masks compare as bytes
+    if not a.is_tile:  # the vector unit compares a tile with a scalar on the right
+        a, b, cmp = b, a, SWAPPED[cmp]
+    a = _to_type(a, dtype, loc)
+    b_scalar = scalar_of(b)
+    if b_scalar is not None:
+        return vector.compare(cmp, a, dtype.np_dtype.type(b_scalar), shape, loc)
+    return vector.compare(cmp, a, _to_type(as_tile(b, loc), dtype, loc), shape, loc)
+
+
+SWAPPED = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne"}
 
 
 # ---------------------------------------------------------------------- unary and math
@@ -255,6 +298,11 @@ def unary(op: str, x):
             values = KNOWN_UNARY[op](x.known.astype(dtype.np_dtype))
         return known(np.asarray(values), dtype)
     loc = user_location()
+    if x.packed:
+        if op != "not":
+            fail(loc, f"tl.{op} of a mask is not supported")
+        return vector.mask_bytes("not", x if x.index is None else
+                                 as_mask(cast(x, dtypes.int8, loc=loc), loc), None, loc)
     steps = VECTOR_UNARY.get(op)
     if steps is None:
         fail(loc, f"tl.{op} on loaded data is not supported yet")
@@ -284,8 +332,15 @@ def cast(x, dtype, fp_downcast_rounding=None, bitcast=False, loc=None):
     dtype = unwrap(dtype)
     if dtype.is_ptr() or x.dtype.is_ptr():
         fail(loc or user_location(), "pointer casts are not supported yet")
-    if x.dtype == dtype:
+    if x.dtype == dtype and not x.packed:
         return x
+    if x.packed:  # a packed mask as values: 1 where set, 0 elsewhere
+        loc = loc or user_location()
+        if dtype.kind == "bool":
+            return x
+        target = dtypes.int8 if dtype.kind == "bool" else dtype
+        ones = vector.fill(target, x.shape, 1, loc)
+        return vector.select(x, ones, 0, target, x.shape, loc)
     if bitcast:
         if x.known is not None:
             return known(x.known.view(dtype.np_dtype), dtype)
@@ -296,15 +351,17 @@ def cast(x, dtype, fp_downcast_rounding=None, bitcast=False, loc=None):
                 return known(x.known != 0, dtype)
             return known(x.known.astype(dtype.np_dtype), dtype)
     loc = loc or user_location()
-    if dtype.kind == "bool" or x.dtype.kind == "bool":
-        fail(loc, f"a cast of loaded data between {x.dtype} and {dtype} is not supported yet")
+    if dtype.kind == "bool":
+        return as_mask(x, loc)
+    if x.dtype.kind == "bool":  # bytes 0/1 loaded from a bool tensor
+        x = tensor(dtypes.uint8, x.shape, alloc=x.alloc, index=x.index)
     mode = _round_mode(x.dtype, dtype, fp_downcast_rounding)
     return vector.elementwise("cast", dtype, x.shape, (x,), attrs=mode, loc=loc)
 
 
 # ---------------------------------------------------------------------- shapes and views
 def _view(x: tensor, index: np.ndarray, shape) -> tensor:
-    return tensor(x.dtype, shape, alloc=x.alloc, index=index, gm=x.gm)
+    return tensor(x.dtype, shape, alloc=x.alloc, index=index, gm=x.gm, packed=x.packed)
 
 
 def subscript(x, key):
@@ -327,7 +384,7 @@ def reshape(x, shape):
         values = x.known.reshape(shape)
         return tensor(x.dtype, shape, known=values, gm=x.gm)
     if x.index is None:
-        return tensor(x.dtype, shape, alloc=x.alloc)
+        return tensor(x.dtype, shape, alloc=x.alloc, packed=x.packed)
     return _view(x, x.index.reshape(shape), shape)
 
 
@@ -404,7 +461,7 @@ def where(condition, x, y):
     dtype = dtypes.promote(x.dtype, y.dtype)
     shape = broadcast_shape(condition.shape, x.shape, y.shape)
     if condition.known is None:
-        fail(user_location(), "tl.where on a data-dependent condition is not supported yet")
+        return _select(condition, x, y, dtype, shape)
     keep = np.broadcast_to(condition.known.astype(bool), shape)
     if x.known is not None and y.known is not None:
         values = np.where(keep, x.known.astype(dtype.np_dtype), y.known.astype(dtype.np_dtype))
@@ -428,3 +485,16 @@ def where(condition, x, y):
     vector.overwrite(out, positions, x if x.is_tile else
                      (x_scalar if x_scalar is not None else as_tile(x, loc)), loc)
     return out
+
+
+def _select(condition: tensor, x: tensor, y: tensor, dtype, shape) -> tensor:
+    """``tl.where`` on a data-dependent condition: the vector unit's select by a mask."""
+    loc = user_location()
+    mask = as_mask(condition, loc)
+    x, y = _to_type(x, dtype, loc), _to_type(y, dtype, loc)
+    if not x.is_tile:
+        x = as_tile(x, loc)
+    y_scalar = scalar_of(y)
+    if y_scalar is not None:
+        return vector.select(mask, x, y_scalar, dtype, shape, loc)
+    return vector.select(mask, x, as_tile(y, loc), dtype, shape, loc)

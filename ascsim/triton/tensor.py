@@ -10,6 +10,8 @@ A Triton value is one of three things, as triton-ascend's compiler treats it:
   :mod:`ascsim.triton.ub`) seen through ``index`` (element numbers of the allocation, one per
   element of ``shape``; None: the allocation's first elements in row-major order). Views
   (``x[:, None]``, ``tl.broadcast_to``, ``tl.reshape``) share the allocation.
+  A comparison of tiles gives a *packed* mask tile: one bit per element, as the vector
+  unit's compare writes it (``index`` then numbers bits).
 * **a pointer** -- ``known`` element offsets into the GM tensor ``gm``.
 """
 
@@ -25,15 +27,17 @@ from ascsim.triton import dtypes
 class tensor:  # noqa: N801 - Triton's own name
     """A Triton value (see the module docstring)."""
 
-    __slots__ = ("dtype", "shape", "known", "alloc", "index", "gm")
+    __slots__ = ("dtype", "shape", "known", "alloc", "index", "gm", "packed")
 
-    def __init__(self, dtype, shape: tuple, *, known=None, alloc=None, index=None, gm=None):
+    def __init__(self, dtype, shape: tuple, *, known=None, alloc=None, index=None, gm=None,
+                 packed=False):
         self.dtype = dtype
         self.shape = tuple(int(d) for d in shape)
         self.known = known
         self.alloc = alloc
         self.index = index
         self.gm = gm
+        self.packed = packed  # a mask tile of one bit per element (a vector compare's output)
 
     # ------------------------------------------------------------------ what it is
     @property

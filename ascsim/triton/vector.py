@@ -16,8 +16,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from ascsim.isa import Region, Vector, VectorReduce
+from ascsim.isa import Region, Vector, VectorCompare, VectorReduce, VectorSelect
 from ascsim.sim.source import user_location
+from ascsim.triton import dtypes
 from ascsim.triton import program as _program
 from ascsim.triton.tensor import tensor
 
@@ -36,6 +37,69 @@ def region(prog, t: tensor) -> Region:
     alloc = t.alloc
     size = t.dtype.np_dtype.itemsize
     return Region(prog.ub, alloc.lo, alloc.size // size, t.dtype.np_dtype, alloc.lo + alloc.size)
+
+
+def mask_region(prog, t: tensor) -> Region:
+    """The bytes of the packed mask tile ``t`` as an operand."""
+    alloc = t.alloc
+    return Region(prog.ub, alloc.lo, alloc.size, np.dtype(np.uint8), alloc.lo + alloc.size)
+
+
+def new_mask(prog, shape: tuple, loc) -> tensor:
+    n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    alloc = prog.planner.allocate(-(-n // 8), loc)
+    return tensor(dtypes.int1, shape, alloc=alloc, packed=True)
+
+
+def compare(cmp: str, a: tensor, b, shape: tuple, loc) -> tensor:
+    """``a cmp b`` (``b`` a tile or a scalar) into a new packed mask tile."""
+    prog = _program.current()
+    out = new_mask(prog, shape, loc)
+    n = out.numel
+    lanes_a = np.broadcast_to(a.lanes(), shape).reshape(-1)
+    widest = a.dtype.np_dtype.itemsize
+    if isinstance(b, tensor):
+        srcs = (region(prog, a), region(prog, b))
+        lanes = (lanes_a, np.broadcast_to(b.lanes(), shape).reshape(-1))
+        scalar, reads = None, (a.alloc, b.alloc)
+    else:
+        srcs, lanes, scalar, reads = (region(prog, a),), (lanes_a,), b, (a.alloc,)
+    rec = VectorCompare(cmp, mask_region(prog, out), srcs, lanes, _iota(n),
+                        _repeats(n, widest), loc, scalar)
+    prog.order.issue("V", rec, reads, (out.alloc,), loc)
+    return out
+
+
+def select(mask: tensor, x: tensor, y, dtype, shape: tuple, loc) -> tensor:
+    """``x`` where the packed ``mask`` is set, else ``y`` (a tile or a scalar)."""
+    prog = _program.current()
+    out = new_tile(prog, dtype, shape, loc)
+    n = out.numel
+    bits = np.broadcast_to(mask.lanes(), shape).reshape(-1)
+    lanes_x = np.broadcast_to(x.lanes(), shape).reshape(-1)
+    if isinstance(y, tensor):
+        srcs = (region(prog, x), region(prog, y))
+        lanes = (_iota(n), lanes_x, np.broadcast_to(y.lanes(), shape).reshape(-1))
+        scalar, reads = None, (mask.alloc, x.alloc, y.alloc)
+    else:
+        srcs, lanes = (region(prog, x),), (_iota(n), lanes_x)
+        scalar, reads = dtype.np_dtype.type(y), (mask.alloc, x.alloc)
+    rec = VectorSelect(region(prog, out), mask_region(prog, mask), srcs, lanes, bits,
+                       _repeats(n, dtype.np_dtype.itemsize), loc, scalar)
+    prog.order.issue("V", rec, reads, (out.alloc,), loc)
+    return out
+
+
+def mask_bytes(op: str, a: tensor, b: tensor | None, loc) -> tensor:
+    """``a & b``, ``a | b``, ``a ^ b`` or ``~a`` of packed masks of one shape, byte-wise."""
+    prog = _program.current()
+    out = new_mask(prog, a.shape, loc)
+    nbytes = -(-out.numel // 8)
+    srcs = (a,) if b is None else (a, b)
+    rec = Vector(op, mask_region(prog, out)._replace(count=nbytes),
+                 tuple(mask_region(prog, s)._replace(count=nbytes) for s in srcs), loc)
+    prog.order.issue("V", rec, tuple(s.alloc for s in srcs), (out.alloc,), loc)
+    return out
 
 
 def new_tile(prog, dtype, shape: tuple, loc) -> tensor:
