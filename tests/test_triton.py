@@ -202,8 +202,9 @@ def test_constexpr_and_type_promotion_of_known_values():
     assert (a * tl.full([4], 2, tl.int64)).dtype == tl.int64
     assert (a < 2).dtype == tl.int1
     assert tl.constexpr(8) * 2 == 16
-    with pytest.raises(ValueError, match="power of 2"):
-        tl.arange(0, 6)
+    assert tl.arange(0, 6).shape == (6,)  # triton-ascend's blocks need not be powers of two
+    with pytest.raises(ValueError, match="greater than its start"):
+        tl.arange(4, 4)
 
 
 def test_import_triton_under_ascsim_run(tmp_path):

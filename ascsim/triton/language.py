@@ -72,12 +72,11 @@ def _static(value, what: str) -> int:
 
 
 def arange(start, end):
-    """``[start, end)`` as an int32 block; its length must be a power of two."""
+    """``[start, end)`` as an int32 block. (Triton asks for a power-of-two length;
+    triton-ascend takes any positive length.)"""
     start, end = _static(start, "arange's start"), _static(end, "arange's end")
-    length = end - start
-    if length <= 0 or length & (length - 1):
-        raise ValueError(f"arange's range must be a power of 2, got {length} "
-                         f"({start}..{end})")
+    if end <= start:
+        raise ValueError(f"arange's end must be greater than its start, got {start}..{end}")
     return known(np.arange(start, end, dtype=np.int32), int32)
 
 

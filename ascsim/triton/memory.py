@@ -15,18 +15,19 @@ analysis of the pointer expression does:
 A load whose mask is ``None`` reads every element its pointers name: pointers past the end of
 the tensor read what lies there and the machine reports a ``gm-out-of-bounds`` finding at the
 kernel's line. ``other=None`` fills masked-off elements with zero (Triton leaves them
-undefined; its interpreter also gives zero).
+undefined; its interpreter also gives zero). A load of a single element (a 0-d pointer) is the
+scalar unit's read of GM: its value is known to the kernel afterwards, as a scalar register's.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ascsim.isa import Bursts, Copy, IndexedCopy
+from ascsim.isa import Bursts, Copy, IndexedCopy, ScalarLoad
 from ascsim.triton import program as _program
 from ascsim.triton import vector
 from ascsim.triton.errors import CompilationError
-from ascsim.triton.tensor import tensor
+from ascsim.triton.tensor import known, tensor
 
 
 def _runs(src: np.ndarray, dst: np.ndarray):
@@ -97,6 +98,11 @@ def load(ptr, mask, other, loc) -> tensor:
             fill_value = other.known.reshape(-1)[0].item()
         else:
             fill_value = other
+    if not shape and (keep is None or bool(keep)):
+        # One element: the scalar unit reads it from GM (it stalls for the read); the value is
+        # then known to the kernel's scalar code (it may branch on it or address with it).
+        value = prog.core.execute(ScalarLoad(ptr.gm.region.at(int(ptr.known)), loc))
+        return known(np.asarray(value), elem)
     out = vector.new_tile(prog, elem, shape, loc)
     n = out.numel
     dst_region = vector.region(prog, out)

@@ -64,6 +64,10 @@ class tensor:  # noqa: N801 - Triton's own name
 
     # ------------------------------------------------------------------ host conversions
     def _scalar_value(self, what: str):
+        if self.known is None and self.numel == 1 and not self.packed:
+            from ascsim.triton import vector
+
+            return vector.scalar_read(self)
         if self.known is None:
             from ascsim.triton.errors import CompilationError
 

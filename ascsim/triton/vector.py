@@ -16,7 +16,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ascsim.isa import Region, Vector, VectorCompare, VectorReduce, VectorSelect
+from ascsim.isa import Region, ScalarLoad, Vector, VectorCompare, VectorReduce, VectorSelect
 from ascsim.sim.source import user_location
 from ascsim.triton import dtypes
 from ascsim.triton import program as _program
@@ -246,3 +246,13 @@ def reduce_axis(how: str, src: tensor, axis: int, loc) -> tensor:
         lanes = lanes[:rows]
     lanes = lanes.reshape(kept) if kept else lanes.reshape(())
     return tensor(src.dtype, kept, alloc=current.alloc, index=lanes)
+
+
+def scalar_read(t: tensor):
+    """The one element of tile ``t``, read by the scalar unit (it waits for the instruction
+    that wrote it and stalls until the value arrives, so nothing issued later can overtake
+    the read)."""
+    loc = user_location()
+    prog = _program.current()
+    lane = int(t.lanes().reshape(-1)[0])
+    return prog.core.execute(ScalarLoad(region(prog, t).at(lane, 1), loc))
