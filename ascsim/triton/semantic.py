@@ -124,8 +124,9 @@ def as_tile(t: tensor, loc) -> tensor:
         return t
     value = scalar_of(t)
     if value is None:
-        fail(loc, "a block of index arithmetic (tl.arange, program_id ...) used as data: "
-                  "the vector unit's index generation is not supported yet")
+        if t.dtype.is_ptr():
+            fail(loc, "a block of pointers used as data is not supported")
+        return vector.materialise(t.known, t.dtype, loc)
     return vector.fill(t.dtype, t.shape, value, loc)
 
 

@@ -122,6 +122,19 @@ class tensor:  # noqa: N801 - Triton's own name
     def min(self, axis=None, keep_dims=False):
         return semantic.reduce(self, "min", axis, keep_dims)
 
+    def trans(self, *dims):
+        if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+            dims = tuple(dims[0])
+        return semantic.permute(self, dims or tuple(reversed(range(len(self.shape)))))
+
+    def permute(self, *dims):
+        if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+            dims = tuple(dims[0])
+        return semantic.permute(self, dims)
+
+    def cast(self, dtype, fp_downcast_rounding=None, bitcast=False):
+        return semantic.cast(self, dtype, fp_downcast_rounding, bitcast)
+
     @property
     def T(self):  # noqa: N802 - Triton's own name
         return semantic.permute(self, tuple(reversed(range(len(self.shape)))))

@@ -16,7 +16,15 @@ from functools import lru_cache
 
 import numpy as np
 
-from ascsim.isa import Region, ScalarLoad, Vector, VectorCompare, VectorReduce, VectorSelect
+from ascsim.isa import (
+    Region,
+    ScalarLoad,
+    Vector,
+    VectorCompare,
+    VectorReduce,
+    VectorSelect,
+    VectorSequence,
+)
 from ascsim.sim.source import user_location
 from ascsim.triton import dtypes
 from ascsim.triton import program as _program
@@ -256,3 +264,23 @@ def scalar_read(t: tensor):
     prog = _program.current()
     lane = int(t.lanes().reshape(-1)[0])
     return prog.core.execute(ScalarLoad(region(prog, t).at(lane, 1), loc))
+
+
+#: How a block of index arithmetic reaches UB: the vector unit's index generation (an arithmetic
+#: progression, priced as one fill-class pass: the cost table has no class of its own for it)
+#: and one add pass for its offset. What the kernel computed from the indices before they
+#: became data is folded into those two passes, as the compiler folds constant arithmetic.
+MATERIALISE_STEPS = ("duplicate", "adds")
+
+
+def materialise(values: np.ndarray, dtype, loc) -> tensor:
+    """A tile holding the known block ``values`` (index arithmetic used as data)."""
+    prog = _program.current()
+    shape = values.shape
+    out = new_tile(prog, dtype, shape, loc)
+    flat = np.ascontiguousarray(values, dtype=dtype.np_dtype).reshape(-1)
+    rec = VectorSequence("index", region(prog, out)._replace(count=flat.size), (),
+                         lambda: flat, MATERIALISE_STEPS,
+                         _repeats(flat.size, dtype.np_dtype.itemsize), dtype.np_dtype.name, loc)
+    prog.order.issue("V", rec, (), (out.alloc,), loc)
+    return out
