@@ -248,3 +248,24 @@ def test_data_dependent_masks_compare_select_and_store_as_bools():
     torch.testing.assert_close(out, torch.relu(x))
     assert torch.equal(flags, (x > 0) & (x < 1))
     assert _findings(report) == []
+
+
+@jit
+def argmax_rows(out_ptr, in_ptr, n_cols, ROWS: tl.constexpr, COLS: tl.constexpr):
+    rows = tl.arange(0, ROWS)
+    cols = tl.arange(0, COLS)
+    x = tl.load(in_ptr + rows[:, None] * n_cols + cols[None, :],
+                mask=cols[None, :] < n_cols, other=-float("inf"))
+    tl.store(out_ptr + rows, tl.argmax(x, 1))
+    tl.store(out_ptr + ROWS + cols, tl.argmin(x, 0), mask=cols < n_cols)
+    tl.store(out_ptr + ROWS + COLS + rows, rows * 2)  # index arithmetic stored as data
+
+
+def test_argmax_argmin_and_index_arithmetic_as_data():
+    x = torch.randn(8, 13)
+    out = torch.zeros(8 + 16 + 8, dtype=torch.int32)
+    report = argmax_rows[(1,)](out, x, 13, ROWS=8, COLS=16)
+    assert out[:8].tolist() == x.argmax(dim=1).tolist()
+    assert out[8:21].tolist() == x.argmin(dim=0).tolist()
+    assert out[24:].tolist() == [2 * i for i in range(8)]
+    assert _findings(report) == []

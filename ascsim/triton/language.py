@@ -215,6 +215,14 @@ def min(input, axis=None, return_indices=False, return_indices_tie_break_left=Tr
     return _semantic.reduce(input, "min", axis, keep_dims)
 
 
+def argmax(input, axis, tie_break_left=True, keep_dims=False):
+    return _semantic.arg_reduce(input, "max", axis, keep_dims)
+
+
+def argmin(input, axis, tie_break_left=True, keep_dims=False):
+    return _semantic.arg_reduce(input, "min", axis, keep_dims)
+
+
 # ---------------------------------------------------------------------- shapes
 def reshape(input, *shape, can_reorder=False):
     if len(shape) == 1 and isinstance(unwrap(shape[0]), (list, tuple)):

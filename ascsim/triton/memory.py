@@ -113,7 +113,8 @@ def load(ptr, mask, other, loc) -> tensor:
         return vector.fill(elem, shape, fill_value, loc)
     src = offsets[positions]
     bursts = _bursts(src, positions, size)
-    fill = elem.np_dtype.type(fill_value)
+    with np.errstate(all="ignore"):  # (other=-inf into integers: Triton casts it, too)
+        fill = np.asarray(fill_value).astype(elem.np_dtype)[()]
     if bursts is not None:
         if positions.size < n:  # the masked-off elements: the tile is filled first
             vector.fill_tile(out, fill, loc)

@@ -499,3 +499,24 @@ def _select(condition: tensor, x: tensor, y: tensor, dtype, shape) -> tensor:
     if y_scalar is not None:
         return vector.select(mask, x, y_scalar, dtype, shape, loc)
     return vector.select(mask, x, as_tile(y, loc), dtype, shape, loc)
+
+
+def arg_reduce(x, how: str, axis, keep_dims=False) -> tensor:
+    """``tl.argmax`` / ``tl.argmin``: int32 indices of the first extreme along ``axis``."""
+    x = operand(x)
+    axis = unwrap(axis)
+    ndim = len(x.shape)
+    if axis is not None:
+        axis = int(axis) % max(ndim, 1)
+    if x.known is not None:
+        fn = np.argmax if how == "max" else np.argmin
+        return known(np.asarray(fn(x.known, axis=axis)).astype(np.int32), dtypes.int32)
+    loc = user_location()
+    if x.dtype.bits < 16 or x.dtype.kind == "bool":  # the index needs more bits than 8
+        x = cast(x, dtypes.int32 if x.dtype.is_int() else dtypes.float32, loc=loc)
+    raw = vector.arg_reduce(how, x, None if ndim <= 1 else axis, loc)
+    out = cast(raw, dtypes.int32, loc=loc) if raw.dtype.bits != 32 else tensor(
+        dtypes.int32, raw.shape, alloc=raw.alloc, index=raw.index)
+    if keep_dims and axis is not None:
+        out = expand_dims(out, axis)
+    return out

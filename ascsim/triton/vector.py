@@ -284,3 +284,53 @@ def materialise(values: np.ndarray, dtype, loc) -> tensor:
                          _repeats(flat.size, dtype.np_dtype.itemsize), dtype.np_dtype.name, loc)
     prog.order.issue("V", rec, (), (out.alloc,), loc)
     return out
+
+
+def arg_reduce(how: str, src: tensor, axis: int | None, loc) -> tensor:
+    """The index of the first maximum (``how="max"``) or minimum of ``src`` along ``axis``
+    (None: of every element), as int32: the vector unit's reduce with index, once per
+    output element. Each reduced row is first laid out from a 32-byte boundary, and each
+    result gets its own block, so that every operand is aligned."""
+    prog = _program.current()
+    size = src.dtype.np_dtype.itemsize
+    lanes = src.lanes()
+    if axis is None:
+        lanes = lanes.reshape(1, -1)
+        kept: tuple = ()
+    else:
+        lanes = np.moveaxis(lanes, axis, -1)
+        kept = lanes.shape[:-1]
+        lanes = lanes.reshape(-1, lanes.shape[-1])
+    rows, length = lanes.shape
+    per_block = BLOCK_BYTES // size
+    pitch = -(-length // per_block) * per_block
+    source, row_lanes = src, lanes
+    in_place = np.array_equal(lanes.reshape(-1), _iota(rows * length)) and (
+        rows == 1 or pitch == length)  # rows already start on block boundaries
+    if not in_place:
+        source = new_tile(prog, src.dtype, (rows, pitch), loc)
+        dst = (np.arange(rows, dtype=np.int64)[:, None] * pitch
+               + np.arange(length, dtype=np.int64)[None, :]).reshape(-1)
+        rec = Vector("copy", region(prog, source), (region(prog, src),), loc, (),
+                     (dst, lanes.reshape(-1)), _repeats(dst.size, size))
+        prog.order.issue("V", rec, (src.alloc,), (source.alloc,), loc)
+        row_lanes = dst.reshape(rows, length)
+    out = new_tile(prog, src.dtype, (rows, per_block), loc)
+    fill_tile(out, 0, loc)  # the blocks' unused elements: the gather below reads whole blocks
+    numbers = np.arange(length, dtype=np.int64)
+    src_region, out_region = region(prog, source), region(prog, out)
+    for r in range(rows):
+        rec = VectorReduce(how, out_region.at(r * per_block, 2), src_region, row_lanes[r],
+                           numbers, True, _repeats(length, size), loc)
+        prog.order.issue("V", rec, (source.alloc,), (out.alloc,), loc)
+    # The indices (element 1 of each result block) gathered into one tile by a pattern
+    # mask over the whole result (the vector unit's gather-by-mask, one copy-class pass).
+    unsigned = dtypes.from_numpy(f"uint{size * 8}")
+    picked = np.arange(rows, dtype=np.int64) * per_block + 1
+    indices = new_tile(prog, unsigned, kept, loc)
+    rec = VectorSequence("gather_mask", region(prog, indices)._replace(count=rows),
+                         (region(prog, out)._replace(count=rows * per_block),),
+                         lambda values: values.view(unsigned.np_dtype)[picked], ("copy",),
+                         _repeats(rows * per_block, size), src.dtype.np_dtype.name, loc)
+    prog.order.issue("V", rec, (out.alloc,), (indices.alloc,), loc)
+    return indices
