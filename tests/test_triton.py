@@ -269,3 +269,23 @@ def test_argmax_argmin_and_index_arithmetic_as_data():
     assert out[8:21].tolist() == x.argmin(dim=0).tolist()
     assert out[24:].tolist() == [2 * i for i in range(8)]
     assert _findings(report) == []
+
+
+@jit
+def block_copy(out_ptr, in_ptr, rows, cols, BR: tl.constexpr, BC: tl.constexpr):
+    r0 = tl.program_id(0) * BR
+    src = tl.make_block_ptr(in_ptr, (rows, cols), (cols, 1), (r0, 0), (BR, BC), (1, 0))
+    dst = tl.make_block_ptr(out_ptr, (rows, cols), (cols, 1), (r0, 0), (BR, BC), (1, 0))
+    for _ in range(0, cols, BC):
+        tile = tl.load(src, boundary_check=(0, 1), padding_option="zero")
+        tl.store(dst, tile * 2, boundary_check=(0, 1))
+        src = tl.advance(src, (0, BC))
+        dst = tl.advance(dst, (0, BC))
+
+
+def test_block_pointers_with_boundary_checks():
+    x = torch.randn(10, 21)
+    out = torch.zeros(10, 21)
+    report = block_copy[(3,)](out, x, 10, 21, BR=4, BC=8)
+    torch.testing.assert_close(out, x * 2)
+    assert _findings(report) == []

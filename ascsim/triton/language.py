@@ -13,6 +13,7 @@ import builtins
 import numpy as np
 
 from ascsim.sim.source import user_location
+from ascsim.triton import block_ptr as _block_ptr
 from ascsim.triton import dtypes as _dtypes
 from ascsim.triton import memory as _memory
 from ascsim.triton import program as _program
@@ -113,20 +114,33 @@ def cast(input, dtype, fp_downcast_rounding=None, bitcast=False):
 # ---------------------------------------------------------------------- memory
 def load(pointer, mask=None, other=None, boundary_check=(), padding_option="",
          cache_modifier="", eviction_policy="", volatile=False):
-    """GM -> UB (MTE2): see :mod:`ascsim.triton.memory`."""
+    """GM -> UB (MTE2): see :mod:`ascsim.triton.memory` (and :mod:`ascsim.triton.block_ptr`
+    for block pointers)."""
+    pointer = unwrap(pointer)
+    if isinstance(pointer, _block_ptr.BlockPointer):
+        padding = unwrap(padding_option)
+        if padding not in _block_ptr.PADDING:
+            raise ValueError(f"padding_option must be 'zero' or 'nan', got {padding!r}")
+        return _memory.load(pointer.pointers(), pointer.mask(boundary_check),
+                            _block_ptr.PADDING[padding], user_location())
     if boundary_check:
-        raise CompilationError("tl.load with boundary_check (block pointers) is not "
-                               "supported yet")
+        raise CompilationError("tl.load: boundary_check applies to block pointers only")
     return _memory.load(pointer, unwrap(mask), unwrap(other), user_location())
 
 
 def store(pointer, value, mask=None, boundary_check=(), cache_modifier="",
           eviction_policy=""):
     """UB -> GM (MTE3): see :mod:`ascsim.triton.memory`."""
-    if boundary_check:
-        raise CompilationError("tl.store with boundary_check (block pointers) is not "
-                               "supported yet")
+    pointer = unwrap(pointer)
+    if isinstance(pointer, _block_ptr.BlockPointer):
+        mask, pointer = pointer.mask(boundary_check), pointer.pointers()
+    elif boundary_check:
+        raise CompilationError("tl.store: boundary_check applies to block pointers only")
     _memory.store(pointer, _semantic.operand(unwrap(value)), unwrap(mask), user_location())
+
+
+make_block_ptr = _block_ptr.make_block_ptr
+advance = _block_ptr.advance
 
 
 # ---------------------------------------------------------------------- arithmetic
