@@ -289,3 +289,26 @@ def test_block_pointers_with_boundary_checks():
     report = block_copy[(3,)](out, x, 10, 21, BR=4, BC=8)
     torch.testing.assert_close(out, x * 2)
     assert _findings(report) == []
+
+
+@jit
+def math_functions(out_ptr, flags_ptr, in_ptr, BLOCK: tl.constexpr):
+    from ascsim.triton import libdevice
+
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(in_ptr + offs)
+    y = tl.sin(x) + libdevice.acos(x * 0.5) + libdevice.atan2(x, 2.0)
+    tl.store(out_ptr + offs, y)
+    tl.store(flags_ptr + offs, libdevice.signbit(x))
+
+
+def test_libdevice_routines_match_numpy():
+    x = torch.rand(32, dtype=torch.float16) * 2 - 1
+    out = torch.empty(32, dtype=torch.float16)
+    flags = torch.zeros(32, dtype=torch.bool)
+    report = math_functions[(1,)](out, flags, x, 32)
+    xf = x.float().numpy()
+    ref = np.sin(xf) + np.arccos(xf * 0.5) + np.arctan2(xf, 2.0)
+    torch.testing.assert_close(out.float(), torch.from_numpy(ref), atol=5e-3, rtol=5e-3)
+    assert torch.equal(flags, x < 0)
+    assert _findings(report) == []

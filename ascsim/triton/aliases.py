@@ -10,8 +10,9 @@ import importlib
 import importlib.abc
 import importlib.util
 import sys
+import types
 
-#: Triton module name -> the ascsim module that serves it.
+#: Triton module name -> the ascsim module that serves it (None: an empty package).
 MODULES = {
     "triton": "ascsim.triton.package",
     "triton.language": "ascsim.triton.language",
@@ -24,13 +25,22 @@ MODULES = {
     "triton.runtime.errors": "ascsim.triton.errors",
     "triton.compiler": "ascsim.triton.errors",
     "triton.compiler.errors": "ascsim.triton.errors",
+    "triton.language.extra": None,
+    "triton.language.extra.cann": None,
+    "triton.language.extra.cann.libdevice": "ascsim.triton.libdevice",
 }
-PACKAGES = {"triton", "triton.language", "triton.runtime", "triton.compiler"}
+PACKAGES = {"triton", "triton.language", "triton.runtime", "triton.compiler",
+            "triton.language.extra", "triton.language.extra.cann"}
 
 
 class _Loader(importlib.abc.Loader):
     def create_module(self, spec):
-        return importlib.import_module(MODULES[spec.name])
+        target = MODULES[spec.name]
+        if target is None:  # a namespace of the Triton tree with nothing of its own
+            module = types.ModuleType(spec.name)
+            module.__path__ = []
+            return module
+        return importlib.import_module(target)
 
     def exec_module(self, module) -> None:
         """The serving module is imported already."""

@@ -9,12 +9,14 @@ this module does not define is not supported yet: the kernel's ``tl.<name>`` rai
 from __future__ import annotations
 
 import builtins
+import types as _types
 
 import numpy as np
 
 from ascsim.sim.source import user_location
 from ascsim.triton import block_ptr as _block_ptr
 from ascsim.triton import dtypes as _dtypes
+from ascsim.triton import libdevice as _libdevice
 from ascsim.triton import memory as _memory
 from ascsim.triton import program as _program
 from ascsim.triton import semantic as _semantic
@@ -201,8 +203,9 @@ floor = _unary("floor")
 ceil = _unary("ceil")
 
 
-def erf(x):
-    raise CompilationError(f"{_loc()}: tl.erf is not supported yet")
+sin = _libdevice.sin
+cos = _libdevice.cos
+erf = _libdevice.erf
 
 
 def _loc() -> str:
@@ -339,10 +342,13 @@ class _MathModule:
 
     exp, exp2, log, log2, sqrt, rsqrt, abs = exp, exp2, log, log2, sqrt, rsqrt, abs
     sigmoid, floor, ceil, fma, fdiv, div_rn, erf = sigmoid, floor, ceil, fma, fdiv, div_rn, erf
+    sin, cos = sin, cos
     sqrt_rn = sqrt
     max, min = maximum, minimum
 
 
 math = _MathModule()
+#: ``tl.extra.cann.libdevice`` without importing it (the import gives the same module).
+extra = _types.SimpleNamespace(cann=_types.SimpleNamespace(libdevice=_libdevice))
 
 __all__ = [name for name in dir() if not name.startswith("_")]
