@@ -393,7 +393,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(files)} files, timeout {ns.timeout:.0f} s, {ns.jobs} at a time", flush=True)
     results = run_all(files, ns.ascsim.split(), ns.soc, ns.timeout, ns.jobs,
                       progress=lambda r: print(f"  {r.folder}: {Path(r.file).name} "
-                                               f"{r.passed}/{r.tests}", flush=True))
+                                               f"{r.passed}/{r.tests}"
+                                               + ("" if r.ok else f"  {r.first_error}"),
+                                               flush=True))
     print()
     print(format_tables(results, base))
     if ns.reasons:
