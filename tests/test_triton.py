@@ -312,3 +312,24 @@ def test_libdevice_routines_match_numpy():
     torch.testing.assert_close(out.float(), torch.from_numpy(ref), atol=5e-3, rtol=5e-3)
     assert torch.equal(flags, x < 0)
     assert _findings(report) == []
+
+
+@jit
+def three_tiles_per_iteration(out_ptr, in_ptr, BLOCK: tl.constexpr):
+    for i in range(3):
+        offs = i * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(in_ptr + offs)
+        y = tl.exp(x)
+        z = y * 2.0
+        tl.store(out_ptr + offs, z)
+
+
+def test_loop_tiles_die_at_the_end_of_their_iteration_as_for_the_compiler():
+    """3 tiles of 50 KB live per iteration fit the 192 KB UB; the previous iteration's three,
+    still named in Python when the next load runs, are dead for the compiler."""
+    block = 12800
+    x = torch.randn(3 * block)
+    out = torch.empty_like(x)
+    report = three_tiles_per_iteration[(1,)](out, x, BLOCK=block)
+    torch.testing.assert_close(out, torch.exp(x) * 2)
+    assert _findings(report) == []

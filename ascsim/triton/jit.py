@@ -27,7 +27,7 @@ from ascsim.sim.launch import Launch, LaunchConfig, fewer_collections
 from ascsim.sim.memory import DeviceMemory
 from ascsim.sim.report import KernelReport
 from ascsim.sim.scheduler import in_kernel
-from ascsim.triton import dtypes
+from ascsim.triton import dtypes, liveness
 from ascsim.triton import program as _program
 from ascsim.triton.program import GmArg
 from ascsim.triton.semantic import constexpr, unwrap
@@ -64,7 +64,15 @@ class JITFunction:
         self.constexprs = {name for name, p in self.signature.parameters.items()
                            if _is_constexpr(fn, p.annotation)}
         self.__name__ = fn.__name__
+        self._body = None
         functools.update_wrapper(self, fn)
+
+    def body(self):
+        """The function a launch runs: the kernel with its loops' dead tiles dropped at the end
+        of each iteration (:mod:`ascsim.triton.liveness`), made at the first launch."""
+        if self._body is None:
+            self._body = liveness.shorten_lifetimes(self.fn)
+        return self._body
 
     def __getitem__(self, grid):
         return functools.partial(self.run, grid=grid)
@@ -186,7 +194,7 @@ def launch(kernel: JITFunction, arguments: dict, grid) -> KernelReport | None:
     config = LaunchConfig(kernel=kernel.fn.__name__, soc=soc, block_num=block_num,
                           kind="AIV_ONLY")
     run = Launch(config, memory, options)
-    fn = kernel.fn
+    fn = kernel.body()
 
     def per_core(core):
         prog = _program.start(core, grid3)
