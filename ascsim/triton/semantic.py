@@ -285,6 +285,7 @@ VECTOR_UNARY = {
     "log2": (("ln", None), ("muls", float(1 / np.log(2.0)))),
     "sigmoid": (("neg", None), ("exp", None), ("adds", 1.0), ("reciprocal", None)),
 }
+ROUNDINGS = {"floor": np.floor, "ceil": np.ceil}
 FLOAT_ONLY = {"exp", "log", "sqrt", "rsqrt", "exp2", "log2", "sigmoid", "reciprocal",
               "floor", "ceil"}
 
@@ -304,6 +305,10 @@ def unary(op: str, x):
             fail(loc, f"tl.{op} of a mask is not supported")
         return vector.mask_bytes("not", x if x.index is None else
                                  as_mask(cast(x, dtypes.int8, loc=loc), loc), None, loc)
+    if op in ROUNDINGS:  # the vector unit's conversion with a rounding mode: one pass
+        from ascsim.triton import libdevice
+
+        return libdevice._routine(op, ROUNDINGS[op], libdevice.ONE_PASS, "float", (x,))
     steps = VECTOR_UNARY.get(op)
     if steps is None:
         fail(loc, f"tl.{op} on loaded data is not supported yet")
