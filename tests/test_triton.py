@@ -333,3 +333,18 @@ def test_loop_tiles_die_at_the_end_of_their_iteration_as_for_the_compiler():
     report = three_tiles_per_iteration[(1,)](out, x, BLOCK=block)
     torch.testing.assert_close(out, torch.exp(x) * 2)
     assert _findings(report) == []
+
+
+@jit
+def atomic_column_sums(out_ptr, in_ptr, COLS: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, COLS)
+    tl.atomic_add(out_ptr + cols, tl.load(in_ptr + row * COLS + cols))
+
+
+def test_atomic_add_from_every_program():
+    x = torch.randn(6, 16)
+    out = torch.zeros(16)
+    report = atomic_column_sums[(6,)](out, x, 16)
+    torch.testing.assert_close(out, x.sum(dim=0), atol=1e-5, rtol=1e-5)
+    assert _findings(report) == []

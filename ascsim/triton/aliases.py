@@ -25,7 +25,8 @@ MODULES = {
     "triton.runtime.errors": "ascsim.triton.errors",
     "triton.compiler": "ascsim.triton.errors",
     "triton.compiler.errors": "ascsim.triton.errors",
-    "triton.language.extra": None,
+    "triton.language.extra": "ascsim.triton.extra",
+    "triton.language.extra.libdevice": "ascsim.triton.libdevice",
     "triton.language.extra.cann": None,
     "triton.language.extra.cann.libdevice": "ascsim.triton.libdevice",
 }

@@ -141,6 +141,20 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="",
     _memory.store(pointer, _semantic.operand(unwrap(value)), unwrap(mask), user_location())
 
 
+def _atomic(op: str):
+    def atomic(pointer, val, mask=None, sem=None, scope=None):
+        return _memory.atomic(op, unwrap(pointer), _semantic.operand(unwrap(val)), unwrap(mask),
+                              user_location())
+    atomic.__name__ = f"atomic_{op}"
+    atomic.__doc__ = f"``tl.atomic_{op}(pointer, val, mask=None)``: returns the old values"
+    return atomic
+
+
+atomic_add = _atomic("add")
+atomic_max = _atomic("max")
+atomic_min = _atomic("min")
+
+
 make_block_ptr = _block_ptr.make_block_ptr
 advance = _block_ptr.advance
 

@@ -162,3 +162,56 @@ def store(ptr, value, mask, loc) -> None:
         rec = IndexedCopy(src_region, gm.region, positions, dst, int(positions.size) * size,
                           runs, loc, "store")
     prog.order.issue("MTE3", rec, (value.alloc,), (gm.access(prog.core.core_id),), loc)
+
+
+class OldValues:
+    """What a block ``tl.atomic_*`` returns here: its old values are not modelled (the DMA's
+    atomic store returns nothing), so any use of them is refused at the kernel's line."""
+
+    def __init__(self, op: str, loc):
+        self.op, self.loc = op, loc
+
+    def refuse(self):
+        raise CompilationError(f"{self.loc[0]}:{self.loc[1]}: the old values a block "
+                               f"tl.atomic_{self.op} returns are not supported yet (a "
+                               "one-element atomic's are)")
+
+
+#: Triton atomic -> the DMA's atomic combine on the way into GM (``Copy.atomic``).
+ATOMICS = {"add": "add", "max": "max", "min": "min"}
+
+
+def atomic(op: str, ptr, value, mask, loc) -> tensor:
+    """``tl.atomic_<op>(ptr, val, mask)``: ``val`` is combined into GM by the copy-out's
+    atomic mode (MTE3). A one-element atomic returns the old value (the scalar unit's read
+    before the update); a block atomic's old values are not modelled: using them is an error
+    at the line (:class:`OldValues`)."""
+    from ascsim.triton import semantic
+
+    if op not in ATOMICS:
+        raise CompilationError(f"{loc[0]}:{loc[1]}: tl.atomic_{op} is not supported yet "
+                               "(atomic add, max and min are)")
+    ptr = _pointer(ptr, f"tl.atomic_{op}", loc)
+    prog = _program.current()
+    elem = ptr.dtype.element_ty
+    shape = ptr.shape
+    old = load(ptr, mask, None, loc) if not shape else OldValues(op, loc)
+    value = semantic.as_tile(semantic.broadcast_to(semantic.cast(value, elem, loc=loc),
+                                                   shape), loc)
+    if value.index is not None:
+        value = vector.elementwise("copy", elem, shape, (value,), loc=loc)
+    offsets = np.broadcast_to(ptr.known, shape).reshape(-1)
+    keep = _mask(mask, shape, f"tl.atomic_{op}", loc)
+    positions = vector._iota(value.numel) if keep is None else np.flatnonzero(keep.reshape(-1))
+    if not positions.size:
+        return old
+    size = elem.np_dtype.itemsize
+    bursts = _bursts(positions, offsets[positions], size)
+    if bursts is None:
+        raise CompilationError(f"{loc[0]}:{loc[1]}: tl.atomic_{op} through computed offsets "
+                               "is not supported yet")
+    rec = Copy(vector.region(prog, value), ptr.gm.region, bursts, loc, f"atomic_{op}",
+               atomic=ATOMICS[op])
+    gm = ptr.gm.access(prog.core.core_id)
+    prog.order.issue("MTE3", rec, (value.alloc, gm), (gm,), loc)
+    return old

@@ -78,6 +78,9 @@ def operand(value, other_dtype=None) -> tensor:
     value = unwrap(value)
     if isinstance(value, tensor):
         return value
+    refuse = getattr(value, "refuse", None)
+    if refuse is not None:  # a block atomic's old values (ascsim.triton.memory.OldValues)
+        refuse()
     if isinstance(value, (bool, int, float, np.number, np.bool_)):
         if isinstance(value, (np.number, np.bool_)):
             value = value.item()
