@@ -9,6 +9,8 @@ this module does not define is not supported yet: the kernel's ``tl.<name>`` rai
 from __future__ import annotations
 
 import builtins
+import dis as _dis
+import sys as _sys
 import types as _types
 
 import numpy as np
@@ -141,10 +143,29 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="",
     _memory.store(pointer, _semantic.operand(unwrap(value)), unwrap(mask), user_location())
 
 
+def _discarded(frame) -> bool:
+    """Whether the call being made in ``frame`` is a statement of its own (its result is
+    popped at once): the compiler then emits no read of the old values."""
+    key = (frame.f_code, frame.f_lasti)
+    found = _DISCARDED.get(key)
+    if found is None:
+        ops = [i for i in _dis.get_instructions(frame.f_code) if i.opname != "CACHE"]
+        found = False
+        for here, after in zip(ops, ops[1:]):  # (f_lasti may point into the call's caches)
+            if here.offset <= frame.f_lasti < after.offset:
+                found = here.opname == "CALL" and after.opname == "POP_TOP"
+                break
+        _DISCARDED[key] = found
+    return found
+
+
+_DISCARDED: dict = {}
+
+
 def _atomic(op: str):
     def atomic(pointer, val, mask=None, sem=None, scope=None):
         return _memory.atomic(op, unwrap(pointer), _semantic.operand(unwrap(val)), unwrap(mask),
-                              user_location())
+                              user_location(), _discarded(_sys._getframe(1)))
     atomic.__name__ = f"atomic_{op}"
     atomic.__doc__ = f"``tl.atomic_{op}(pointer, val, mask=None)``: returns the old values"
     return atomic

@@ -165,27 +165,28 @@ def store(ptr, value, mask, loc) -> None:
 
 
 class OldValues:
-    """What a block ``tl.atomic_*`` returns here: its old values are not modelled (the DMA's
-    atomic store returns nothing), so any use of them is refused at the kernel's line."""
+    """What an atomic whose result the kernel drops returns (nothing was read): a use of it
+    is refused at the kernel's line."""
 
     def __init__(self, op: str, loc):
         self.op, self.loc = op, loc
 
     def refuse(self):
-        raise CompilationError(f"{self.loc[0]}:{self.loc[1]}: the old values a block "
-                               f"tl.atomic_{self.op} returns are not supported yet (a "
-                               "one-element atomic's are)")
+        raise CompilationError(f"{self.loc[0]}:{self.loc[1]}: the result of "
+                               f"tl.atomic_{self.op} was dropped here and cannot be used")
 
 
 #: Triton atomic -> the DMA's atomic combine on the way into GM (``Copy.atomic``).
 ATOMICS = {"add": "add", "max": "max", "min": "min"}
 
 
-def atomic(op: str, ptr, value, mask, loc) -> tensor:
+def atomic(op: str, ptr, value, mask, loc, discarded: bool = False) -> tensor:
     """``tl.atomic_<op>(ptr, val, mask)``: ``val`` is combined into GM by the copy-out's
-    atomic mode (MTE3). A one-element atomic returns the old value (the scalar unit's read
-    before the update); a block atomic's old values are not modelled: using them is an error
-    at the line (:class:`OldValues`)."""
+    atomic mode (MTE3). The old values it returns are read before the update (a load; the
+    scalar unit's read for one element): exact while no other program updates the same
+    elements meanwhile (where programs overlap, the checks report the read as a cross-core
+    race: the device's read-modify-write is atomic, this model's read is not). A call whose
+    result the kernel drops (``discarded``) reads nothing."""
     from ascsim.triton import semantic
 
     if op not in ATOMICS:
@@ -195,7 +196,7 @@ def atomic(op: str, ptr, value, mask, loc) -> tensor:
     prog = _program.current()
     elem = ptr.dtype.element_ty
     shape = ptr.shape
-    old = load(ptr, mask, None, loc) if not shape else OldValues(op, loc)
+    old = OldValues(op, loc) if discarded else load(ptr, mask, None, loc)
     value = semantic.as_tile(semantic.broadcast_to(semantic.cast(value, elem, loc=loc),
                                                    shape), loc)
     if value.index is not None:
