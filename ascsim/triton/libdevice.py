@@ -7,8 +7,8 @@ tile: its numerical definition is the function's (numpy or torch, computed in fp
 bf16 inputs and rounded once to the result's type), and it is priced as a chain of dependent
 vector passes. **No instruction count of CANN's libdevice routines is published**: a
 transcendental function is priced as :data:`TRANSCENDENTAL` (eight dependent multiply-add
-passes, the length of a degree-7 polynomial by Horner's rule, plus the range reduction's
-multiply), a rounding or a predicate as one pass.
+passes -- a degree-8 polynomial by Horner's rule -- after the range reduction's multiply), a
+rounding or a predicate as one pass.
 """
 
 from __future__ import annotations
