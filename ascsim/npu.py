@@ -164,6 +164,11 @@ class Stream:
         self.device_index = 0 if device is None else device_index(device)
         self.priority = priority
 
+    @property
+    def npu_stream(self) -> int:
+        """torch_npu's raw stream handle (what Triton launchers take): a stand-in number."""
+        return self.device_index
+
     def synchronize(self) -> None:
         """Launches are synchronous in the simulator."""
 
@@ -330,6 +335,12 @@ def _build_modules():
         setattr(npu, name, fn)
     npu.Stream = Stream
     npu.DeviceProperties = DeviceProperties
+    # torch_npu.npu.utils holds the same device functions (scripts call utils.set_device).
+    utils = types.ModuleType("torch.npu.utils", "torch.npu.utils stand-in")
+    for name, fn in TORCH_NPU_FUNCTIONS.items():
+        setattr(utils, name, fn)
+    utils.__getattr__ = _missing("torch.npu.utils")
+    npu.utils = utils
     npu.__getattr__ = _missing("torch.npu")
     torch_npu = types.ModuleType("torch_npu", "torch_npu stand-in: NPU tensors are CPU tensors "
                                  "that the simulator reads and writes.")

@@ -21,6 +21,7 @@ from types import TracebackType
 from ascsim import npu
 from ascsim.pto import aliases as pto_aliases
 from ascsim.session import SESSION
+from ascsim.triton import aliases as triton_aliases
 
 ALIAS = "asc"
 TARGET = "ascsim.asc"
@@ -52,10 +53,11 @@ def _rename(module, alias: str) -> None:
 
 
 def install_frontends() -> None:
-    """Everything an unmodified script may import: ``asc``, ``pypto_pro`` (and ``pypto``) and
-    the NPU stand-in."""
+    """Everything an unmodified script may import: ``asc``, ``pypto_pro`` (and ``pypto``),
+    ``triton`` and the NPU stand-in."""
     install_asc_alias()
     pto_aliases.install()
+    triton_aliases.install()
     npu.install()
 
 

@@ -15,7 +15,11 @@ ops and tile groups) and the quick start's Matmul + Softmax (``docs/test_doc_qui
 "simulated / reference" is what to track: it does not depend on the host machine as much as
 absolute times do. Simulation and reference are timed in alternating rounds (see ``measure``)
 and each reported time is a median over the rounds. Then every kernel launched by each
-example's ``run()`` is timed on its own (target: each under 1 s).
+example's ``run()`` is timed on its own (target: each under 1 s). The Triton cases are the
+triton-ascend tutorials' 01 vector add (98432 fp32, block 1024) and 02 fused softmax (1823 x
+781 fp32, 32 programs), as written in examples/triton/, against torch -- and, when
+``TRITON_INTERPRET_PATH`` names a folder holding upstream Triton, against its interpreter
+(``TRITON_INTERPRET=1``) running the same kernels in a process of its own.
 
     .venv/bin/python benchmarks/sim_speed.py            # full sizes
     .venv/bin/python benchmarks/sim_speed.py --quick    # tiny sizes, one repeat (smoke test)
@@ -214,6 +218,77 @@ def pto_matmul_softmax_case(m: int, n: int) -> SpeedCase | None:
                      lambda: torch.softmax(a.float() @ b.float(), dim=-1))
 
 
+#: Environment variable naming a folder that holds upstream Triton (e.g. ``pip install
+#: --target DIR --no-deps triton``): the Triton cases are then also timed under its interpreter
+#: (``TRITON_INTERPRET=1``), which computes values only, in a process of their own.
+TRITON_INTERPRET_ENV = "TRITON_INTERPRET_PATH"
+TRITON_EXAMPLES = EXAMPLES_DIR / "triton"
+
+
+def _triton_example(name: str):
+    """An examples/triton module imported with the Triton names served by ascsim."""
+    from ascsim.runner import install_frontends
+
+    install_frontends()
+    spec = importlib.util.spec_from_file_location(f"ascsim_triton_{name}",
+                                                  TRITON_EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def triton_add_case(length: int) -> SpeedCase:
+    """Tutorial 01's kernel (examples/triton/vector_add.py) at its block of 1024."""
+    example = _triton_example("vector_add")
+    x, y = torch.rand(length), torch.rand(length)
+    return SpeedCase(f"triton add fp32 {length}", lambda: example.add(x, y, block=1024),
+                     lambda: x + y)
+
+
+def triton_softmax_case(rows: int, cols: int) -> SpeedCase:
+    """Tutorial 02's kernel (examples/triton/fused_softmax.py): 32 programs walk the rows."""
+    example = _triton_example("fused_softmax")
+    x = torch.randn(rows, cols)
+    return SpeedCase(f"triton softmax {rows}x{cols}", lambda: example.softmax(x),
+                     lambda: torch.softmax(x, dim=1))
+
+
+#: What the interpreter process runs: the same example kernels on the same shapes.
+INTERPRET_SCRIPT = """
+import statistics, sys, time, torch
+sys.path.insert(0, {examples!r})
+import vector_add, fused_softmax
+x, y = torch.rand({add}), torch.rand({add})
+a = torch.randn({rows}, {cols})
+cases = {{"add": lambda: vector_add.add(x, y, block=1024),
+          "softmax": lambda: fused_softmax.softmax(a)}}
+for name, fn in cases.items():
+    fn()
+    walls = []
+    for _ in range({repeats}):
+        start = time.perf_counter(); fn(); walls.append(time.perf_counter() - start)
+    print(name, statistics.median(walls))
+"""
+
+
+def interpreter_seconds(add: int, rows: int, cols: int, repeats: int) -> dict[str, float]:
+    """Median wall seconds of the Triton cases under upstream Triton's interpreter, or {}
+    when TRITON_INTERPRET_PATH is unset."""
+    path = os.environ.get(TRITON_INTERPRET_ENV)
+    if not path:
+        return {}
+    import subprocess
+
+    script = INTERPRET_SCRIPT.format(examples=str(TRITON_EXAMPLES), add=add, rows=rows,
+                                     cols=cols, repeats=repeats)
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": path}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=1800, check=True)
+    return {name: float(sec) for name, sec in (line.split() for line in
+                                               done.stdout.splitlines() if line)}
+
+
 @contextlib.contextmanager
 def timed_launches(log: list[tuple[str, float]]):
     """Record (kernel name, wall seconds) of every kernel launch made inside the block."""
@@ -339,6 +414,8 @@ def main(argv: list[str] | None = None) -> int:
                      pto_fa_case("VF", 128, 512)]
         repeats = REPEATS
     cases += [case for case in pto_cases if case is not None]
+    triton_shapes = (2048, 64, 64) if args.quick else (98432, 1823, 781)  # tutorials 01, 02
+    triton_cases = [triton_add_case(triton_shapes[0]), triton_softmax_case(*triton_shapes[1:])]
     per_instr, count = per_instruction(cases[1], repeats)
     bare = eager_floor.bare_numpy_add_seconds()
     floor = eager_floor.swiglu_floor_per_instruction()
@@ -359,6 +436,25 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{case.name:<32}{m.simulated * 1e3:>14.1f}{m.reference * 1e3:>12.3f}"
               f"{_times(m.ratio):>10}  {_times(m.ratio_low)}-{_times(m.ratio_high)}")
     _print_vf_against_tile(measured)
+    # The Triton cases: fewer rounds (the softmax simulates ~10^5 instructions).
+    triton_repeats = 1 if args.quick else 3
+    triton_times = {}
+    for case in triton_cases:
+        m = measure(case, triton_repeats)
+        triton_times[case.name] = m.simulated
+        print(f"{case.name:<32}{m.simulated * 1e3:>14.1f}{m.reference * 1e3:>12.3f}"
+              f"{_times(m.ratio):>10}  {_times(m.ratio_low)}-{_times(m.ratio_high)}")
+    interpreted = interpreter_seconds(*triton_shapes, triton_repeats)
+    if interpreted:
+        print("  the same Triton kernels under upstream Triton's interpreter (TRITON_INTERPRET=1,"
+              " values only; target: ascsim <= 2x):")
+        for case, seconds in zip(triton_cases, (interpreted["add"], interpreted["softmax"])):
+            ours = triton_times[case.name]
+            print(f"  {case.name:<30}{seconds * 1e3:>14.1f} ms interpreted, ascsim "
+                  f"{_times(ours / seconds)} that")
+    else:
+        print(f"  (set {TRITON_INTERPRET_ENV} to a folder holding upstream triton to compare "
+              "with TRITON_INTERPRET=1)")
     mm_floor, mm_ref = eager_floor.matmul_floor_ratio(rounds=3 if args.quick else 15)
     print(f"  the floor of an eager simulator on the matmul (its products on the workers and "
           f"its C blocks' numpy moves): {mm_floor * 1e3:.2f} ms = {_times(mm_floor / mm_ref)} "

@@ -1,4 +1,5 @@
-"""How much of the public pyasc and PyPTO-Pro code runs unmodified on the simulator.
+"""How much of the public pyasc, PyPTO-Pro and Triton-for-Ascend code runs unmodified on the
+simulator.
 
 Runs every file of the upstream suites, one process per file with a timeout: scripts under
 ``ascsim run FILE`` (a script passes when it exits 0; its own checks are asserts), pytest files
@@ -15,6 +16,8 @@ fetch them)::
 ``--pyasc DIR``: a folder holding hicann/pyasc's ``python/`` (tutorials, test/kernels,
 test/generalization, test/unit) and compiler-team-ru/pyasc's ``examples/``. ``--pypto DIR``: a
 checkout of hicann/pypto, or its ``python/tests/st/pypto_pro/frontend`` folder itself.
+``--triton DIR``: a checkout of triton-lang/triton-ascend (its ``third_party/ascend``
+tutorials and unit tests: ``pytest_ut``, ``generalization_cases``, ``kernels``).
 """
 
 from __future__ import annotations
@@ -47,6 +50,16 @@ PYASC_FOLDERS = (
     ("test/unit", "python/test/unit", "pytest", True),
 )
 PYPTO_FRONTEND = "python/tests/st/pypto_pro/frontend"
+#: triton-ascend's folders, as PYASC_FOLDERS. The unit tests' helper modules (test_common.py)
+#: match test_*.py but hold no tests.
+TRITON_FOLDERS = (
+    ("triton/tutorials", "third_party/ascend/tutorials", "script", False),
+    ("triton/pytest_ut", "third_party/ascend/unittest/pytest_ut", "pytest", True),
+    ("triton/generalization_cases", "third_party/ascend/unittest/generalization_cases",
+     "pytest", True),
+    ("triton/kernels", "third_party/ascend/unittest/kernels", "pytest", True),
+)
+HELPER_FILES = ("conftest.py", "test_common.py")
 OUTCOMES = ("passed", "failed", "errored", "skipped")
 #: What pytest is given besides the file: quiet, no cache directory in the suite's folders.
 PYTEST_ARGS = ("-q", "-p", "no:cacheprovider")
@@ -123,6 +136,22 @@ def pyasc_files(base: Path) -> list[SuiteFile]:
         pattern = "test_*.py" if kind == "pytest" else "*.py"
         for path in sorted(folder.rglob(pattern) if recursive else folder.glob(pattern)):
             if path.name == "conftest.py":
+                continue
+            root = folder if kind == "pytest" else path.parent
+            files.append(SuiteFile(name, path, kind, root))
+    return files
+
+
+def triton_files(base: Path) -> list[SuiteFile]:
+    """Every tutorial script and unit-test file of triton-ascend under ``base``."""
+    files: list[SuiteFile] = []
+    for name, relative, kind, recursive in TRITON_FOLDERS:
+        folder = base / relative
+        if not folder.is_dir():
+            continue
+        pattern = "test_*.py" if kind == "pytest" else "*.py"
+        for path in sorted(folder.rglob(pattern) if recursive else folder.glob(pattern)):
+            if path.name in HELPER_FILES:
                 continue
             root = folder if kind == "pytest" else path.parent
             files.append(SuiteFile(name, path, kind, root))
@@ -343,6 +372,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--pyasc", type=Path, metavar="DIR", help="pyasc's python/ and examples/")
     p.add_argument("--pypto", type=Path, metavar="DIR", help="hicann/pypto, or its frontend/")
+    p.add_argument("--triton", type=Path, metavar="DIR", help="triton-lang/triton-ascend")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per file (300)")
     p.add_argument("--soc", help="simulated SoC for files that name none (ascsim run --soc)")
     p.add_argument("--jobs", type=int, default=1, help="files run at the same time (1)")
@@ -357,12 +387,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     ns = build_parser().parse_args(argv)
-    if ns.pyasc is None and ns.pypto is None:
-        build_parser().error("give --pyasc DIR and/or --pypto DIR")
+    if ns.pyasc is None and ns.pypto is None and ns.triton is None:
+        build_parser().error("give --pyasc DIR, --pypto DIR and/or --triton DIR")
     files: list[SuiteFile] = []
     base: dict[str, Path] = {}
-    for name, root, finder in (("pyasc", ns.pyasc, pyasc_files), ("pypto", ns.pypto,
-                                                                   pypto_files)):
+    for name, root, finder in (("pyasc", ns.pyasc, pyasc_files),
+                               ("pypto", ns.pypto, pypto_files),
+                               ("triton", ns.triton, triton_files)):
         if root is None:
             continue
         if not root.is_dir():
@@ -377,7 +408,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(files)} files, timeout {ns.timeout:.0f} s, {ns.jobs} at a time", flush=True)
     results = run_all(files, ns.ascsim.split(), ns.soc, ns.timeout, ns.jobs,
                       progress=lambda r: print(f"  {r.folder}: {Path(r.file).name} "
-                                               f"{r.passed}/{r.tests}", flush=True))
+                                               f"{r.passed}/{r.tests}"
+                                               + ("" if r.ok else f"  {r.first_error}"),
+                                               flush=True))
     print()
     print(format_tables(results, base))
     if ns.reasons:
