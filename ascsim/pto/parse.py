@@ -77,12 +77,15 @@ def _is_range_call(node: ast.expr) -> bool:
             and node.func.attr == "range")
 
 
-class _Rewriter(ast.NodeTransformer):
-    def __init__(self, filename: str, is_kernel: bool, local_names: set[str]):
+class CheckedTransformer(ast.NodeTransformer):
+    """An AST rewrite of a kernel's source that refuses the constructs of :data:`UNSUPPORTED`
+    with PyPTO Pro's diagnostic at their line."""
+
+    #: What the refused constructs are "not supported in", in the diagnostic's wording.
+    context = "PyPTO kernels"
+
+    def __init__(self, filename: str):
         self.filename = filename
-        self.is_kernel = is_kernel
-        self.local_names = local_names
-        self.depth = 0
 
     def _fail(self, cls, node, what: str):
         raise cls(what, (self.filename, getattr(node, "lineno", 0)))
@@ -90,9 +93,17 @@ class _Rewriter(ast.NodeTransformer):
     def generic_visit(self, node):
         what = UNSUPPORTED.get(type(node))
         if what:
-            self._fail(UnsupportedFeatureError, node, f"{what} are not supported in PyPTO "
-                       "kernels")
+            self._fail(UnsupportedFeatureError, node, f"{what} are not supported in "
+                       f"{self.context}")
         return super().generic_visit(node)
+
+
+class _Rewriter(CheckedTransformer):
+    def __init__(self, filename: str, is_kernel: bool, local_names: set[str]):
+        super().__init__(filename)
+        self.is_kernel = is_kernel
+        self.local_names = local_names
+        self.depth = 0
 
     def visit_FunctionDef(self, node):
         self.depth += 1

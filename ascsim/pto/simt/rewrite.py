@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 
 from ascsim.pto.errors import ParserSyntaxError, UnsupportedFeatureError
-from ascsim.pto.parse import UNSUPPORTED, _is_range_call, source_tree
+from ascsim.pto.parse import UNSUPPORTED, CheckedTransformer, _is_range_call, source_tree
 
 LOAD = "__simt_load__"
 STORE = "__simt_store__"
@@ -83,21 +83,10 @@ def needs_per_thread(fn: ast.FunctionDef) -> str | None:
     return walk(fn.body, 0)
 
 
-class _Expressions(ast.NodeTransformer):
+class _Expressions(CheckedTransformer):
     """The per-thread forms of expressions."""
 
-    def __init__(self, filename: str):
-        self.filename = filename
-
-    def _fail(self, cls, node, what: str):
-        raise cls(what, (self.filename, getattr(node, "lineno", 0)))
-
-    def generic_visit(self, node):
-        what = UNSUPPORTED.get(type(node))
-        if what:
-            self._fail(UnsupportedFeatureError, node, f"{what} are not supported in SIMT "
-                       "functions")
-        return super().generic_visit(node)
+    context = "SIMT functions"
 
     def visit_Subscript(self, node):
         self.generic_visit(node)
