@@ -146,31 +146,30 @@ def _on_pto_soc(fn: Callable[[], object]) -> Callable[[], object]:
     return run
 
 
-def pto_softmax_case(rows: int, cols: int) -> SpeedCase | None:
-    """``tile_vector/test_softmax.py``'s kernel on a rows x cols fp32 input."""
-    module = _pto_module("tile_vector/test_softmax.py")
+def _pto_row_softmax_case(path: str, label: str, rows: int, cols: int) -> SpeedCase | None:
+    """The row softmax kernel ``softmax_tile_group_kernel`` of the PyPTO Pro test file ``path``
+    on a rows x cols fp32 input."""
+    module = _pto_module(path)
     if module is None:
         return None
     x = torch.rand(rows, cols) * 8.0 - 4.0
     y = torch.empty(rows, cols)
     cores = min(32, -(-rows // module.TILE_ROWS))
     kernel = module.softmax_tile_group_kernel[None, cores]
-    return SpeedCase(f"pto softmax {rows}x{cols}", _on_pto_soc(lambda: kernel(x, y)),
+    return SpeedCase(f"{label} {rows}x{cols}", _on_pto_soc(lambda: kernel(x, y)),
                      lambda: torch.softmax(x, dim=-1))
+
+
+def pto_softmax_case(rows: int, cols: int) -> SpeedCase | None:
+    """``tile_vector/test_softmax.py``'s kernel on a rows x cols fp32 input."""
+    return _pto_row_softmax_case("tile_vector/test_softmax.py", "pto softmax", rows, cols)
 
 
 def pto_vf_softmax_case(rows: int, cols: int) -> SpeedCase | None:
     """``vf_api/test_softmax_tile_group_vf.py``'s kernel: the same row softmax as
     :func:`pto_softmax_case`, written as a register-level vector function."""
-    module = _pto_module("vf_api/test_softmax_tile_group_vf.py")
-    if module is None:
-        return None
-    x = torch.rand(rows, cols) * 8.0 - 4.0
-    y = torch.empty(rows, cols)
-    cores = min(32, -(-rows // module.TILE_ROWS))
-    kernel = module.softmax_tile_group_kernel[None, cores]
-    return SpeedCase(f"pto VF softmax {rows}x{cols}", _on_pto_soc(lambda: kernel(x, y)),
-                     lambda: torch.softmax(x, dim=-1))
+    return _pto_row_softmax_case("vf_api/test_softmax_tile_group_vf.py", "pto VF softmax",
+                                 rows, cols)
 
 
 #: The DN flash attention (QK pre-computed two KV tiles ahead) of PyPTO Pro's fa/ tests in its

@@ -244,6 +244,25 @@ LIBRARIES = ("ascsim.pto", "ascsim.sim", "ascsim.isa", "ascsim.hw", "torch", "nu
              "pypto")
 
 
+def compile_factory(node: ast.FunctionDef, names: Iterable[str], filename: str,
+                    scope: dict, factory_name: str):
+    """Compile the rewritten function ``node`` inside ``def factory_name(*, <names>): def
+    fn(...): ...; return fn`` in ``scope`` (the kernel's globals) and return the factory: calling
+    it with the injected names gives the function, which sees them as closure variables."""
+    params = [ast.arg(name) for name in names]
+    factory = ast.FunctionDef(
+        name=factory_name,
+        args=ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=params,
+                           kw_defaults=[None] * len(params), kwarg=None, defaults=[]),
+        body=[node, ast.Return(ast.Name(node.name, ast.Load()))], decorator_list=[],
+        returns=None)
+    module = ast.Module(body=[factory], type_ignores=[])
+    ast.fix_missing_locations(module)
+    namespace: dict = {}
+    exec(compile(module, filename, "exec"), scope, namespace)  # noqa: S102 - the user's kernel
+    return namespace[factory_name]
+
+
 def rewrite(fn, names: Iterable[str], is_kernel: bool = True, post=None):
     """Compile the rewritten ``fn``; returns a factory that takes a value for each of
     ``names`` (the rewrite's own helpers, and the names PyPTO Pro binds per launch) as
@@ -259,20 +278,7 @@ def rewrite(fn, names: Iterable[str], is_kernel: bool = True, post=None):
     node.decorator_list = []
     if post is not None:
         node = post(node, filename)
-    # def __pto_factory__(*, <names>): def fn(...): ...; return fn
-    params = [ast.arg(name) for name in names]
-    factory = ast.FunctionDef(
-        name="__pto_factory__",
-        args=ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=params,
-                           kw_defaults=[None] * len(params), kwarg=None, defaults=[]),
-        body=[node, ast.Return(ast.Name(node.name, ast.Load()))], decorator_list=[],
-        returns=None)
-    module = ast.Module(body=[factory], type_ignores=[])
-    ast.fix_missing_locations(module)
-    code = compile(module, filename, "exec")
-    namespace: dict = {}
-    exec(code, fn.__globals__, namespace)  # noqa: S102 - the user's own kernel source
-    make = namespace["__pto_factory__"]
+    make = compile_factory(node, names, filename, fn.__globals__, "__pto_factory__")
     if not cells:
         return make
 

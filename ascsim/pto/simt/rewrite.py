@@ -20,7 +20,13 @@ from __future__ import annotations
 import ast
 
 from ascsim.pto.errors import ParserSyntaxError, UnsupportedFeatureError
-from ascsim.pto.parse import UNSUPPORTED, CheckedTransformer, _is_range_call, source_tree
+from ascsim.pto.parse import (
+    UNSUPPORTED,
+    CheckedTransformer,
+    _is_range_call,
+    compile_factory,
+    source_tree,
+)
 
 LOAD = "__simt_load__"
 STORE = "__simt_store__"
@@ -321,15 +327,6 @@ def compile_simt(fn):
         arg.annotation = None
     node.body = _Statements(filename).block(node.body, 0)
     cells = fn.__code__.co_freevars
-    params = [ast.arg(name) for name in (*HELPERS, *cells)]
-    factory = ast.FunctionDef(
-        name="__simt_factory__",
-        args=ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=params,
-                           kw_defaults=[None] * len(params), kwarg=None, defaults=[]),
-        body=[node, ast.Return(ast.Name(node.name, ast.Load()))], decorator_list=[],
-        returns=None)
-    module = ast.Module(body=[factory], type_ignores=[])
-    ast.fix_missing_locations(module)
-    namespace: dict = {}
-    exec(compile(module, filename, "exec"), fn.__globals__, namespace)  # noqa: S102
-    return namespace["__simt_factory__"], why
+    factory = compile_factory(node, (*HELPERS, *cells), filename, fn.__globals__,
+                              "__simt_factory__")
+    return factory, why
