@@ -55,6 +55,8 @@ class Session:
       an observer or None, called when each launch is built (after the checks).
     * ``timing_only``: launches are timed and checked at the address level but compute no
       values (``ascsim run --timing-only``; ``ASCSIM_TIMING_ONLY=1`` sets it at start-up).
+    * ``waves``: ``off``, ``on`` or ``verify`` (``ASCSIM_WAVES`` sets it at start-up): run a
+      wave of cores as one Python run where the kernel allows it (:mod:`ascsim.sim.wave`).
     """
 
     def __init__(self) -> None:
@@ -72,6 +74,7 @@ class Session:
         self.strict = False
         self.checks = True
         self.timing_only = os.environ.get("ASCSIM_TIMING_ONLY", "") not in ("", "0")
+        self.waves = os.environ.get("ASCSIM_WAVES", "") or "off"
         self.observer_factories: list[Callable] = []
         self.last_report: KernelReport | None = None
         self._collectors: list[Collection] = []
@@ -162,7 +165,7 @@ class Session:
             keep = any(c.keep_launches for c in self._collectors)
         return LaunchOptions(checks=self.checks, strict=self.strict,
                              observers=tuple(self.observer_factories), keep=keep,
-                             timing_only=self.timing_only)
+                             timing_only=self.timing_only, waves=self.waves)
 
     def record(self, report: KernelReport, launch: Launch) -> None:
         """A launch ended (or failed with ``report`` partial): hand it to the open collectors."""

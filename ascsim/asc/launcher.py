@@ -156,6 +156,8 @@ def run_launch(name: str, body, args: dict, constexpr: set, block_num: int, kind
                 raise
             _compile_only_fault(launch, exc, core.core_id)  # this core's code ends here
 
+    per_core.waves = True  # the pyasc front-end takes the block index as a lane value
+
     with fewer_collections():
         try:
             try:

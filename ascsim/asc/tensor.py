@@ -14,6 +14,7 @@ from ascsim.asc.dtypes import DataType, as_dtype
 from ascsim.asc.enums import CacheMode, TPosition
 from ascsim.asc.values import GlobalAddress
 from ascsim.isa import KernelError, Region, ScalarLoad, ScalarStore, region_of
+from ascsim.sim.lanes import Lanes
 from ascsim.sim.views import view
 
 # Logical position -> physical buffer on the split architectures (910B/910_93/950).
@@ -25,11 +26,13 @@ POSITION_MEMORY = {
 
 
 def _slice_start(index, what: str) -> int:
+    """The start of ``t[start:]`` or ``t[i]``; a lane value (a wave's per-core offset,
+    :mod:`ascsim.sim.lanes`) stays one."""
     if isinstance(index, slice):
         if index.stop is not None or index.step is not None:
             raise IndexError(f"{what}[start:stop] is not supported; use {what}[start:]")
-        return int(index.start or 0)
-    return int(index)
+        index = index.start if index.start is not None else 0
+    return index if type(index) is Lanes else int(index)
 
 
 # ---------------------------------------------------------------------------- global tensors
@@ -68,7 +71,7 @@ class GlobalTensor:
         return self._view_from(_slice_start(index, "GlobalTensor"))
 
     def __call__(self, index) -> GlobalTensor:
-        return self._view_from(int(index))
+        return self._view_from(_slice_start(index, "GlobalTensor"))
 
     def _require_bound(self):
         if self.buffer is None:

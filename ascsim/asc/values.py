@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ascsim.asc.dtypes import DataType, as_dtype
+from ascsim.sim.lanes import Lanes
 
 
 def _wrap(value):
@@ -81,17 +82,20 @@ def ceildiv(a, b):
 class GlobalAddress:
     """A typed pointer into GM, as a kernel parameter (``asc.GlobalAddress``).
 
-    ``addr + n`` moves the pointer by ``n`` elements, as in C.
+    ``addr + n`` moves the pointer by ``n`` elements, as in C. In a wave of cores the offset
+    may be a lane value (one per core, :mod:`ascsim.sim.lanes`).
     """
 
     __slots__ = ("buffer", "offset", "dtype")
 
     def __init__(self, buffer, offset: int, dtype: DataType):
         self.buffer = buffer
-        self.offset = int(offset)
+        self.offset = offset if type(offset) is Lanes else int(offset)
         self.dtype = dtype
 
     def __add__(self, elements) -> GlobalAddress:
+        if type(elements) is Lanes:
+            return GlobalAddress(self.buffer, elements + self.offset, self.dtype)
         if not isinstance(elements, (int, np.integer)):
             raise TypeError(f"GlobalAddress + {type(elements).__name__}: only integer element "
                             "offsets can be added to an address")
@@ -100,7 +104,7 @@ class GlobalAddress:
     __radd__ = __add__
 
     def __sub__(self, elements) -> GlobalAddress:
-        return self + (-int(elements))
+        return self + (-elements if type(elements) is Lanes else -int(elements))
 
     @property
     def byte_address(self) -> int:

@@ -24,6 +24,7 @@ from ascsim.hw import SocSpec
 from ascsim.isa.errors import KernelError
 from ascsim.sim import execute as _execute  # noqa: F401 - fills Core.execute's dispatch table
 from ascsim.sim import l2_carry
+from ascsim.sim import wave as waves
 from ascsim.sim.checks import KernelChecks
 from ascsim.sim.core import PIPES, Core
 from ascsim.sim.findings import FindingLog
@@ -152,6 +153,14 @@ class LaunchOptions:
     keep: bool = False
     hints: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     timing_only: bool = False
+    #: ``off``, ``on`` or ``verify``: run the cores of a wave as one Python run where the
+    #: kernel allows it (:mod:`ascsim.sim.wave`); ``verify`` also runs the launch per core
+    #: and raises on any difference.
+    waves: str = "off"
+
+    def __post_init__(self):
+        if self.waves not in waves.MODES:
+            raise ValueError(f"waves must be one of {waves.MODES}, got {self.waves!r}")
 
 
 def _block_cores(kind: str, block: int) -> list[tuple[str, int, int]]:
@@ -218,6 +227,9 @@ class Launch:
         # Cross-core hand-offs for the trace: (src core id, src pipe, t_set, dst core id,
         # dst pipe, t_wait, loc), times in cycles. See :meth:`record_cross_edge`.
         self.cross_edges: list[tuple] = []
+        # Instructions that ran in waves (sim/wave.py), and whether this pass runs waves.
+        self.waved_instructions = 0
+        self.waving = False
         # Built last: an observer may read any of the above from the launch it is given.
         self.observers: list = [KernelChecks(self)] if checks else []
         for factory in observer_factories:
@@ -312,11 +324,47 @@ class Launch:
         with launch_threads():  # see ascsim.sim.threads for why
             gm = self.memory.checkpoint()
             preset = dict(self.shared)
-            report = self._run(body)
-            sharing = self._measured_sharing()
-            if not sharing:
+            mode = self.options.waves
+            if mode == "off" or not waves.can_wave(self, body):
+                return self._passes(body, reset, gm, preset)
+            try:
+                self.waving = True
+                waved = self._passes(body, reset, gm, preset)
+            except (Exception, waves.Diverged) as exc:  # the per-core run below tells which
+                waves.remember(self, getattr(exc, "why", None) or repr(exc))
+            else:
+                if mode == "on":
+                    return waved
+                waved_gm = waves.gm_bytes(self.memory)
+                self._restart(gm, reset, preset)
+                report = self._passes(body, reset, gm, preset)
+                waves.compare(self.config.kernel, waved, report, waved_gm,
+                             waves.gm_bytes(self.memory))
+                report.waved_instructions = waved.waved_instructions
                 return report
-            return self._retime(body, reset, gm, preset, sharing, report)
+            self._restart(gm, reset, preset)
+            return self._passes(body, reset, gm, preset)
+
+    def _passes(self, body, reset, gm, preset: dict) -> KernelReport:
+        """The launch's first pass and, where its cores share HBM fills, its timing pass."""
+        report = self._run(body)
+        sharing = self._measured_sharing()
+        if not sharing:
+            return report
+        return self._retime(body, reset, gm, preset, sharing, report)
+
+    def _restart(self, gm, reset, preset: dict) -> None:
+        """Everything back to the start of the launch, for a run per core after a wave
+        attempt (sim/wave.py)."""
+        self.release()
+        gm.rewind()
+        if reset is not None:
+            reset()
+        self.shared = dict(preset)
+        self.hbm_sharing = {}
+        self.values, self.quiet = not self.options.timing_only, False
+        self.findings = FindingLog(strict=self.options.strict)
+        self._begin(self.options.checks, self.options.observers)
 
     def _measured_sharing(self) -> dict[str, float]:
         """Per core kind, how many of the kind's cores of a wave read each line one of them
@@ -348,7 +396,9 @@ class Launch:
         self.hbm_sharing = sharing
         self.values, self.quiet = False, True
         self.findings = FindingLog(strict=False)
+        waving = self.waving
         self._begin(checks=False, observer_factories=())
+        self.waving = waving
         try:
             report = self._run(body)
         finally:
@@ -385,7 +435,10 @@ class Launch:
                 self.wave_cores[core.kind] = self.wave_cores.get(core.kind, 0) + 1
             for observer in self.observers:
                 observer.on_wave_start(self, wave_cores)
-            Scheduler(wave_cores, body).run()
+            if self.waving:
+                waves.Wave(self, wave_cores).run(body)
+            else:
+                Scheduler(wave_cores, body).run()
             for core in wave_cores:
                 previous_end[core.physical] = core.end_time()
         for observer in self.observers:
@@ -452,4 +505,4 @@ class Launch:
             device_time_us=soc.cycles_to_us(end) + overhead, launch_overhead_us=overhead,
             cores=core_reports, findings=list(self.findings), bytes_moved=bytes_moved,
             profile=build_profile(self, end), values_computed=self.values,
-            arguments=tuple(self.config.arguments))
+            arguments=tuple(self.config.arguments), waved_instructions=self.waved_instructions)

@@ -48,6 +48,8 @@ class KernelReport:
     values_computed: bool = True
     # The memory arguments as (name, "dtype[d0,d1,...]"), in call order (LaunchConfig).
     arguments: tuple[tuple[str, str], ...] = ()
+    # Of the launch's instructions, how many ran in waves of cores (ascsim/sim/wave.py).
+    waved_instructions: int = 0
 
     @property
     def shapes(self) -> str:

@@ -6,11 +6,14 @@ from ascsim.asc.context import current_core, user_location
 from ascsim.asc.enums import Property
 from ascsim.asc.values import RuntimeInt
 from ascsim.sim.errors import KernelError
+from ascsim.sim.lanes import Lanes
 
 
 def get_block_idx() -> RuntimeInt:
-    """Index of this block; on the AIVs of a MIX kernel it spans [0, 2·block_num)."""
-    return RuntimeInt(current_core().block_idx)
+    """Index of this block; on the AIVs of a MIX kernel it spans [0, 2·block_num). In a wave
+    of cores (ascsim/sim/wave.py), one value per lane (a :class:`~ascsim.sim.lanes.Lanes`)."""
+    idx = current_core().block_idx
+    return idx if type(idx) is Lanes else RuntimeInt(idx)
 
 
 def get_block_num() -> RuntimeInt:
