@@ -157,6 +157,10 @@ def run_launch(name: str, body, args: dict, constexpr: set, block_num: int, kind
             _compile_only_fault(launch, exc, core.core_id)  # this core's code ends here
 
     per_core.waves = True  # the pyasc front-end takes the block index as a lane value
+    # A launch that could not wave is remembered by its kernel and signature: the compile-time
+    # arguments are part of it (they choose the kernel's code).
+    per_core.wave_key = tuple((pname, repr(args[pname])) for pname in sorted(constexpr)
+                              if pname in args)
 
     with fewer_collections():
         try:

@@ -331,7 +331,7 @@ class Launch:
                 self.waving = True
                 waved = self._passes(body, reset, gm, preset)
             except (Exception, waves.Diverged) as exc:  # the per-core run below tells which
-                waves.remember(self, getattr(exc, "why", None) or repr(exc))
+                waves.remember(self, body, getattr(exc, "why", None) or repr(exc))
             else:
                 if mode == "on":
                     return waved

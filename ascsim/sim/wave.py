@@ -490,10 +490,12 @@ def _same_result(expected, result) -> bool:
 _CANNOT_WAVE: dict[tuple, str] = {}
 
 
-def signature(launch) -> tuple:
+def signature(launch, body) -> tuple:
+    """What tells launches of one kernel apart for :data:`_CANNOT_WAVE`: the launch's
+    configuration and the front-end's own key of the body (its compile-time arguments)."""
     cfg = launch.config
     return (cfg.kernel, cfg.kind, cfg.block_num, cfg.soc.name, cfg.arguments,
-            launch.options.timing_only)
+            launch.options.timing_only, getattr(body, "wave_key", None))
 
 
 def can_wave(launch, body) -> bool:
@@ -502,19 +504,14 @@ def can_wave(launch, body) -> bool:
     launch of the same signature diverged."""
     return (getattr(body, "waves", False) and launch.kind == "AIV_ONLY"
             and min(launch.config.block_num, launch.blocks_per_wave()) > 1
-            and not launch.options.observers and signature(launch) not in _CANNOT_WAVE)
+            and not launch.options.observers and signature(launch, body) not in _CANNOT_WAVE)
 
 
-def why_not(launch) -> str | None:
-    """Why an earlier launch of ``launch``'s signature could not run in waves (None: it did,
-    or none was tried)."""
-    return _CANNOT_WAVE.get(signature(launch))
-
-
-def remember(launch, why: str) -> None:
+def remember(launch, body, why: str) -> None:
+    """Launches of ``launch``'s signature run per core from now on (``why`` says why)."""
     if len(_CANNOT_WAVE) > 4096:
         _CANNOT_WAVE.clear()
-    _CANNOT_WAVE[signature(launch)] = why
+    _CANNOT_WAVE[signature(launch, body)] = why
 
 
 def gm_bytes(memory) -> list:
