@@ -48,7 +48,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ascsim.isa import instr as isa
-from ascsim.isa.operands import Bursts, Region
+from ascsim.isa.operands import Bursts
 from ascsim.sim import scheduler
 from ascsim.sim.core import Instr
 from ascsim.sim.lanes import Diverged, Lanes
@@ -112,61 +112,70 @@ class LaneMap:
         self.core_ids: tuple[int, int] = (0, 0)
         self._kinds: dict[type, Callable] = {}
 
-    def __call__(self, obj):
-        fn = self._kinds.get(type(obj))
-        if fn is None:
-            fn = self._kinds[type(obj)] = self._kind(type(obj))
-        return fn(obj)
+    # -- lane 0: the record with lane 0's values, and its plan for the other lanes
+    def plan(self, obj):
+        """``(obj with lane 0's values, its plan)``: the plan names the places in ``obj``
+        that differ between lanes (None: none do), for :meth:`apply`."""
+        kind = self._kinds.get(type(obj))
+        if kind is None:
+            kind = self._kinds[type(obj)] = _kind_of(type(obj))
+        if kind is None:
+            return obj, None
+        if kind == "items":
+            return self._plan_items(obj)
+        if kind == "handoff":
+            # Only a core's hand-off to itself (a library's V->S edge) runs in a wave.
+            if obj.src_core != self.core_ids[0]:
+                raise Diverged("a hand-off from another core")
+            value, plan = self._plan_items(obj)
+            return value, ((0, "core"),) + (plan or ())
+        if kind == "gate":
+            return self._first_meeting(obj), "gate"
+        if kind == "bursts":
+            value = self._bursts(obj)
+            return value, (None if value is obj else "bursts")
+        return LEAF_APPLY[kind](self, obj), kind
 
-    def _kind(self, t: type) -> Callable:
-        if t is Lanes:
-            return lambda value: value.at(self.lane)
-        if t is LaneTime:
-            return self._time
-        if t is isa.Handoff:
-            return self._handoff
-        if t is Region or (issubclass(t, tuple) and hasattr(t, "_fields")):
-            return self._record
-        if t is tuple or t is list:
-            return self._sequence
-        if t is Bursts:
-            return self._bursts
-        if t is LocalMemory:
-            return self._memory
-        if t is Gate:
-            return self._gate
-        if _leaf(t):
-            return _same
-        raise Diverged(f"a record holds a {t.__module__}.{t.__name__}, which a wave cannot "
-                       "give each lane")
+    def _plan_items(self, obj):
+        values, places, changed = [], [], False
+        for i, item in enumerate(obj):
+            value, plan = self.plan(item)
+            values.append(value)
+            if plan is not None:
+                places.append((i, plan))
+            if value is not item:
+                changed = True
+        if changed:
+            t = type(obj)
+            obj = t(values) if t is tuple or t is list else tuple.__new__(t, values)
+        return obj, (tuple(places) if places else None)
 
-    def _record(self, rec):
-        fields = [self(value) for value in rec]
-        if all(a is b for a, b in zip(fields, rec)):
-            return rec
-        return tuple.__new__(type(rec), fields)
+    # -- the other lanes
+    def apply(self, obj, plan):
+        """``obj`` (lane 0's Python built it) with this lane's values at the places of
+        ``plan`` (from :meth:`plan`)."""
+        if type(plan) is str:
+            return LEAF_APPLY[plan](self, obj)
+        items = list(obj)
+        for i, place in plan:
+            items[i] = self.apply(items[i], place)
+        t = type(obj)
+        return t(items) if t is tuple or t is list else tuple.__new__(t, items)
+
+    def _lane(self, value: Lanes) -> int:
+        return value.at(self.lane)
+
+    def _core(self, core_id: int) -> int:
+        return self.core_ids[1]
 
     def _time(self, time: LaneTime):
         return getattr(self.results[time.entry], time.field)
-
-    def _handoff(self, rec):
-        # Only a core's hand-off to itself (a library's V->S edge) runs in a wave.
-        first, mine = self.core_ids
-        if rec.src_core != first:
-            raise Diverged("a hand-off from another core")
-        return self._record(rec._replace(src_core=mine))
-
-    def _sequence(self, seq):
-        items = [self(value) for value in seq]
-        if all(a is b for a, b in zip(items, seq)):
-            return seq
-        return type(seq)(items)
 
     def _bursts(self, bursts: Bursts):
         values = [getattr(bursts, name) for name in Bursts.__slots__]
         if not any(type(v) is Lanes for v in values):
             return bursts
-        return Bursts(*(self(v) for v in values))
+        return Bursts(*(v.at(self.lane) if type(v) is Lanes else v for v in values))
 
     def _memory(self, mem):
         if self.memories is None:
@@ -218,8 +227,31 @@ class LaneMap:
         return copy
 
 
-def _same(obj):
-    return obj
+def _kind_of(t: type) -> str | None:
+    """How the lane map treats a value of type ``t`` (None: the same in every lane)."""
+    if t is Lanes:
+        return "lane"
+    if t is LaneTime:
+        return "time"
+    if t is isa.Handoff:
+        return "handoff"
+    if t is Bursts:
+        return "bursts"
+    if t is LocalMemory:
+        return "mem"
+    if t is Gate:
+        return "gate"
+    if t is tuple or t is list or (issubclass(t, tuple) and hasattr(t, "_fields")):
+        return "items"
+    if _leaf(t):
+        return None
+    raise Diverged(f"a record holds a {t.__module__}.{t.__name__}, which a wave cannot give "
+                   "each lane")
+
+
+#: Plan place -> how a lane map puts its lane's value there.
+LEAF_APPLY = {"lane": LaneMap._lane, "mem": LaneMap._memory, "gate": LaneMap._gate,
+              "time": LaneMap._time, "bursts": LaneMap._bursts, "core": LaneMap._core}
 
 
 class LaneTime:
@@ -360,11 +392,12 @@ class WaveCore:
             raise Diverged(f"{type(record).__name__} records do not run in waves")
         wave = self._wave
         lane0 = wave.lane0
-        result = self._first.execute(lane0(record))
+        first_record, plan = lane0.plan(record)
+        result = self._first.execute(first_record)
         if lane0.met:
             lane0.gates_left()
         entry = len(wave.log)
-        wave.log.append((_EXECUTE, (record, result)))
+        wave.log.append((_EXECUTE, (record, plan, result)))
         if type(result) is Instr:
             lane0.results[entry] = result
             return WaveInstr(result, entry)
@@ -408,6 +441,7 @@ class Wave:
         self.cores = cores
         self.log: list[tuple[int, object]] = []
         self.lane0 = LaneMap(0, None, None, {}, {})
+        self.lane0.core_ids = (cores[0].core_id, cores[0].core_id)
 
     def run(self, body: Callable) -> None:
         """Lane 0 live, then every other lane from the log (see the module docstring)."""
@@ -440,8 +474,8 @@ class Wave:
         try:
             for entry, (kind, payload) in enumerate(self.log):
                 if kind == _EXECUTE:
-                    record, expected = payload
-                    result = core.execute(lane_map(record))
+                    record, plan, expected = payload
+                    result = core.execute(record if plan is None else lane_map.apply(record, plan))
                     if type(result) is Instr:
                         results[entry] = result
                     elif not _same_result(expected, result):
@@ -459,11 +493,11 @@ class Wave:
                     core.scalar_work(payload)
                 elif kind == _PLACE:
                     mem, *rest = payload
-                    launch.placements.place(core, lane_map(mem), *rest)
+                    launch.placements.place(core, lane_map._memory(mem), *rest)
                 elif kind == _RELEASE:
                     launch.placements.release(payload)
                 else:  # _GATE
-                    launch.gates.append(lane_map(payload))
+                    launch.gates.append(lane_map._gate(payload))
         finally:
             del scheduler._state.core
         core.finished = True
