@@ -12,9 +12,23 @@ names a profile explicitly. A test's own ``@settings`` (``max_examples``) builds
 
 import os
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("dev", deadline=None)
 settings.register_profile("ci", deadline=None, derandomize=True, database=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE")
                       or ("ci" if os.environ.get("CI", "").lower() == "true" else "dev"))
+
+
+@pytest.fixture
+def per_core_launches():
+    """Launches run per core, whatever ``ASCSIM_WAVES`` says: for tests that count how often
+    the machine runs a launch's passes (``verify`` runs each launch twice, sim/wave.py)."""
+    from ascsim.session import SESSION
+
+    before, SESSION.waves = SESSION.waves, "off"
+    try:
+        yield
+    finally:
+        SESSION.waves = before

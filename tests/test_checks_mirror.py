@@ -25,7 +25,8 @@ N = 64  # fp32 elements per tile: 256 B
 F32 = asc.float32
 TILES = 3
 
-pytestmark = pytest.mark.usefixtures("checks_on_not_strict")
+# per_core_launches: they count the cores each launch mirrors.
+pytestmark = pytest.mark.usefixtures("checks_on_not_strict", "per_core_launches")
 
 
 @asc.jit

@@ -12,6 +12,9 @@ from ascsim.sim import launch as launch_module
 from ascsim.sim.l2 import LINE_BYTES, L2Cache
 from ascsim.sim.memory import DeviceMemory
 
+# They count the passes and the cores' checks of each launch.
+pytestmark = pytest.mark.usefixtures("per_core_launches")
+
 N = 64 * 1024  # fp32 elements every core reads: 256 KiB, in 8 KiB copies
 TILE = 2048
 

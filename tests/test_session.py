@@ -112,7 +112,7 @@ def test_soc_changes_from_many_threads_leave_one_consistent_choice():
 # ---------------------------------------------------------------------- launch options
 def test_launch_options_follow_the_session_settings_and_collectors():
     session = Session()
-    assert session.launch_options() == LaunchOptions()
+    assert session.launch_options() == LaunchOptions(waves=session.waves)  # ASCSIM_WAVES
     session.strict, session.checks = True, False
     session.observer_factories.append(_Recorder)
     options = session.launch_options()

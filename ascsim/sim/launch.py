@@ -327,6 +327,9 @@ class Launch:
             mode = self.options.waves
             if mode == "off" or not waves.can_wave(self, body):
                 return self._passes(body, reset, gm, preset)
+            # What the launch's L2 starts from (l2_carry): a second run starts from it too.
+            carry = l2_carry.active()
+            preset_l2 = None if carry is None else dict(carry.lines)
             try:
                 self.waving = True
                 waved = self._passes(body, reset, gm, preset)
@@ -336,13 +339,13 @@ class Launch:
                 if mode == "on":
                     return waved
                 waved_gm = waves.gm_bytes(self.memory)
-                self._restart(gm, reset, preset)
+                self._restart(gm, reset, preset, carry, preset_l2)
                 report = self._passes(body, reset, gm, preset)
                 waves.compare(self.config.kernel, waved, report, waved_gm,
                              waves.gm_bytes(self.memory))
                 report.waved_instructions = waved.waved_instructions
                 return report
-            self._restart(gm, reset, preset)
+            self._restart(gm, reset, preset, carry, preset_l2)
             return self._passes(body, reset, gm, preset)
 
     def _passes(self, body, reset, gm, preset: dict) -> KernelReport:
@@ -353,9 +356,11 @@ class Launch:
             return report
         return self._retime(body, reset, gm, preset, sharing, report)
 
-    def _restart(self, gm, reset, preset: dict) -> None:
+    def _restart(self, gm, reset, preset: dict, carry, preset_l2) -> None:
         """Everything back to the start of the launch, for a run per core after a wave
-        attempt (sim/wave.py)."""
+        attempt (sim/wave.py): GM, the front-end's state, the L2 lines carried in."""
+        if carry is not None:
+            carry.lines = dict(preset_l2)
         self.release()
         gm.rewind()
         if reset is not None:
