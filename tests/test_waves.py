@@ -140,5 +140,5 @@ def test_compare_names_the_first_difference():
 
 def test_an_unknown_mode_is_refused():
     from ascsim.sim.launch import LaunchOptions
-    with pytest.raises(ValueError, match="waves must be one of"):
+    with pytest.raises(ValueError, match="must be one of"):
         LaunchOptions(waves="sometimes")

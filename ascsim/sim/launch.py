@@ -160,7 +160,8 @@ class LaunchOptions:
 
     def __post_init__(self):
         if self.waves not in waves.MODES:
-            raise ValueError(f"waves must be one of {waves.MODES}, got {self.waves!r}")
+            raise ValueError(f"waves (ASCSIM_WAVES) must be one of {waves.MODES}, got "
+                             f"{self.waves!r}")
 
 
 def _block_cores(kind: str, block: int) -> list[tuple[str, int, int]]:
