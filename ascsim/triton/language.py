@@ -395,7 +395,7 @@ class _MathModule:
     max, min = maximum, minimum
 
 
-math = _MathModule()
+math = _MathModule  # (the class: its functions stay plain functions, not bound methods)
 #: ``tl.extra.cann.libdevice`` without importing it (the import gives the same module).
 extra = _types.SimpleNamespace(cann=_types.SimpleNamespace(libdevice=_libdevice))
 
