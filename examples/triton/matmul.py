@@ -66,6 +66,20 @@ def reference(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.leaky_relu(a.float() @ b.float(), ALPHA).half()
 
 
+def tune_entry(BLOCK_M: int = 64, BLOCK_N: int = 64, BLOCK_K: int = 64):  # noqa: N803
+    """One trial of ``ascsim tune`` (examples/triton/matmul_space.yaml): the kernel with these
+    block sizes, checked against torch; returns the launch's report."""
+    from ascsim.session import SESSION
+
+    torch.manual_seed(0)
+    a = torch.randn(512, 256, dtype=torch.float16, device=DEVICE)
+    b = torch.randn(256, 384, dtype=torch.float16, device=DEVICE)
+    with SESSION.collect() as run:
+        c = matmul(a, b, matmul_kernel, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K)
+    torch.testing.assert_close(c.float(), reference(a, b).float(), rtol=1e-2, atol=1e-2)
+    return run.reports[-1]
+
+
 def main() -> None:
     torch.manual_seed(0)
     a = torch.randn(192, 160, dtype=torch.float16, device=DEVICE)
