@@ -213,3 +213,28 @@ def test_heuristics_compute_meta_parameters_from_the_arguments():
     report = kernel[lambda meta: ((4000 + meta["BLOCK"] - 1) // meta["BLOCK"],)](x, y, 4000)
     torch.testing.assert_close(y, x * 2)
     assert report.block_num == 16
+
+
+@jit
+def attention_scores(q_ptr, k_ptr, out_ptr, S: tl.constexpr, D: tl.constexpr):
+    """softmax(q @ k^T) with k's block pointer loaded by the cube, transposed."""
+    rows, cols = tl.arange(0, S), tl.arange(0, D)
+    q = tl.load(q_ptr + rows[:, None] * D + cols[None, :])
+    k_block = tl.make_block_ptr(k_ptr, (S, D), (D, 1), (0, 0), (S, D), (1, 0))
+    k = tl.load(k_block, boundary_check=(0, 1))
+    s = tl.dot(q, tl.trans(k))
+    p = tl.exp(s - tl.max(s, axis=1)[:, None])
+    tl.store(out_ptr + rows[:, None] * S + rows[None, :], p / tl.sum(p, axis=1)[:, None])
+
+
+def test_a_transposed_block_pointer_operand_is_loaded_by_the_cube():
+    torch.manual_seed(5)
+    q, k = torch.randn(32, 16).half(), torch.randn(32, 16).half()
+    out = torch.zeros(32, 32)
+    with SESSION.collect(launches=True) as run:
+        report = attention_scores[(1,)](q, k, out, 32, 16)
+    torch.testing.assert_close(out, torch.softmax(q.float() @ k.float().T, dim=1), rtol=1e-3,
+                               atol=1e-4)
+    assert _findings(report) == []
+    ops = [i.op for core in run.launches[-1].cores for i in core.instrs]
+    assert "dot_to_cube" not in ops and ops.count("dot_load_b") == 1

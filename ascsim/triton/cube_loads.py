@@ -28,16 +28,27 @@ def _callee(node: ast.Call) -> str:
     return ""
 
 
+def _as_operand(node):
+    """The Name a dot operand reads, directly or transposed (``tl.trans(x)``, ``x.T``), or
+    None: the cube loads a transposed block as readily as the block."""
+    if isinstance(node, ast.Call) and _callee(node) == "trans" and len(node.args) == 1:
+        node = node.args[0]
+    elif isinstance(node, ast.Attribute) and node.attr == "T":
+        node = node.value
+    return node if isinstance(node, ast.Name) else None
+
+
 def _operand_uses(function: ast.AST) -> set[int]:
-    """ids of the Name nodes that are operands of a dot (first two arguments) or of a hint."""
+    """ids of the Name nodes that are operands of a dot (first two arguments, maybe
+    transposed) or of a hint."""
     found = set()
     for node in ast.walk(function):
         if not isinstance(node, ast.Call):
             continue
         name = _callee(node)
         if name == "dot":
-            args = list(node.args[:2]) + [k.value for k in node.keywords
-                                          if k.arg in ("input", "other")]
+            args = [_as_operand(a) for a in list(node.args[:2]) + [
+                k.value for k in node.keywords if k.arg in ("input", "other")]]
         elif name in HINTS:
             args = node.args[:1]
         else:

@@ -63,6 +63,16 @@ class GmBlock:
         self.shape = offsets.shape
         self.fill, self.kept, self.loc = fill, kept, loc
 
+    def trans(self, *dims) -> GmBlock:
+        """The block transposed: the cube loads it with the offsets swapped."""
+        if dims not in ((), ((1, 0),), (1, 0)):
+            _fail(self.loc, f"a dot operand can be transposed as (1, 0) only, got {dims}")
+        return GmBlock(self.dtype, self.gm, self.offsets.T, self.fill, self.kept, self.loc)
+
+    @property
+    def T(self) -> GmBlock:  # noqa: N802 - Triton's own name
+        return self.trans()
+
     def __getattr__(self, name):
         raise CompilationError(f"{self.loc[0]}:{self.loc[1]}: this tl.load feeds tl.dot only "
                                f"(the cube loads it); .{name} of it is not supported")

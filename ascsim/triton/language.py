@@ -321,6 +321,8 @@ def permute(input, *dims):
 
 
 def trans(input, *dims):
+    if isinstance(input, _dot.GmBlock):  # a dot operand the cube loads: loaded transposed
+        return input.trans(*dims)
     x = _semantic.operand(input)
     if not dims:
         dims = tuple(reversed(builtins.range(len(x.shape))))
