@@ -152,13 +152,19 @@ def test_only_loads_that_feed_dot_alone_are_the_cubes():
             tl.compile_hint(a, "dot_pad_only_k")
             x = tl.dot(a, b)
             y = tl.dot(c, b) + c
+            d = tl.load(p)
+            d_t = tl.trans(d)
+            z = tl.dot(a, d_t)
+            e = tl.load(q)
+            e_t = e.T
+            w = tl.dot(e_t, b) + e_t
     """)
     function = ast.parse(source).body[0]
     cube_loads.mark(function)
     marked = {node.targets[0].id for node in ast.walk(function)
               if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
               and any(k.arg == cube_loads.CUBE_KEYWORD for k in node.value.keywords)}
-    assert marked == {"a", "b"}
+    assert marked == {"a", "b", "d"}
 
 
 def test_all_blocks_parallel_folds_a_mix_grid_onto_the_ai_cores(monkeypatch):

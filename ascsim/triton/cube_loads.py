@@ -57,25 +57,37 @@ def _operand_uses(function: ast.AST) -> set[int]:
     return found
 
 
-def mark(function: ast.FunctionDef) -> None:
-    """Rewrite the loads of ``function`` that feed only ``tl.dot`` (see the module docstring)."""
+def _bindings(function: ast.FunctionDef):
+    """Names bound only by ``name = tl.load(...)`` (their load calls), names bound only by
+    ``name = tl.trans(x)`` / ``x.T`` of a Name (the Name node read -> the name bound), and
+    every other name bound."""
     loads: dict[str, list[ast.Call]] = {}
-    other_bindings: set[str] = set()
+    transposed: dict[int, str] = {}
+    other: set[str] = set()
     for node in ast.walk(function):
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             value = node.value
-            if (len(targets) == 1 and isinstance(targets[0], ast.Name)
-                    and isinstance(value, ast.Call) and _callee(value) == "load"
-                    and not isinstance(node, ast.AugAssign)):
+            single = (len(targets) == 1 and isinstance(targets[0], ast.Name)
+                      and not isinstance(node, ast.AugAssign))
+            if single and isinstance(value, ast.Call) and _callee(value) == "load":
                 loads.setdefault(targets[0].id, []).append(value)
                 continue
+            source = _as_operand(value) if single and value is not None else None
+            if source is not None and source is not value:  # x_t = tl.trans(x) / x.T
+                transposed[id(source)] = targets[0].id
+                continue
             for target in targets:
-                other_bindings.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
-        elif isinstance(node, (ast.For, ast.With, ast.comprehension)):
-            bound = node.target if not isinstance(node, ast.With) else None
-            if bound is not None:
-                other_bindings.update(n.id for n in ast.walk(bound) if isinstance(n, ast.Name))
+                other.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        elif isinstance(node, (ast.For, ast.comprehension)):
+            other.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+    return loads, transposed, other
+
+
+def mark(function: ast.FunctionDef) -> None:
+    """Rewrite the loads of ``function`` that feed only ``tl.dot`` (see the module docstring):
+    read only as dot operands, hints, or through a transpose bound to a name that is."""
+    loads, transposed, other = _bindings(function)
     if not loads:
         return
     operand_uses = _operand_uses(function)
@@ -83,11 +95,18 @@ def mark(function: ast.FunctionDef) -> None:
     for node in ast.walk(function):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             reads.setdefault(node.id, []).append(id(node))
-    for name, calls in loads.items():
-        used = reads.get(name, [])
-        if name in other_bindings or not used or not all(u in operand_uses for u in used):
-            continue
-        for call in calls:
+    feeding = (set(loads) | set(transposed.values())) - other
+    changed = True
+    while changed:  # drop names with a use that is not the cube's, until none is left
+        changed = False
+        for name in sorted(feeding):
+            used = reads.get(name, [])
+            if not used or not all(u in operand_uses or transposed.get(u) in feeding
+                                   for u in used):
+                feeding.discard(name)
+                changed = True
+    for name in feeding & set(loads):
+        for call in loads[name]:
             if not any(k.arg == CUBE_KEYWORD for k in call.keywords):
                 flag = ast.keyword(arg=CUBE_KEYWORD, value=ast.Constant(True))
                 ast.copy_location(flag.value, call)
