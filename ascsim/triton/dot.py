@@ -229,11 +229,28 @@ def _to_l1(m: mix.Mix, block: GmBlock, role: str, loc):
     with np.errstate(all="ignore"):
         fill = np.asarray(block.fill).astype(np_dtype)[()]
     rec = IndexedCopy(block.gm.region, dst, index, None, block.kept * np_dtype.itemsize,
-                      max(runs, 1), loc, f"dot_load_{role.lower()}", fill=fill)
+                      max(runs, 1), loc, f"dot_load_{role.lower()}", fill=fill,
+                      gm_rows=_gm_rows(block.offsets, kept))
     instr = m.order.issue("MTE2", rec, (block.gm.access(aic.core_id),), (alloc,), loc)
     if slot is not None:
         slot.read(aic, "MTE2", instr)
     return alloc
+
+
+def _gm_rows(offsets: np.ndarray, kept: np.ndarray):
+    """(first GM element of each row with data, the longest row's length) when every row's
+    kept elements are consecutive in GM -- the lines the L2 model looks up (a shorter tail row
+    is taken at the longest's length) -- else None (the copy is then costed as misses)."""
+    counts = kept.sum(axis=1)
+    rows = np.flatnonzero(counts)
+    if not rows.size:
+        return None
+    sub_offsets, sub_kept = offsets[rows], kept[rows]
+    first = sub_offsets[np.arange(rows.size), sub_kept.argmax(axis=1)]
+    rank = np.cumsum(sub_kept, axis=1) - 1  # each kept element's place among its row's
+    if (np.where(sub_kept, sub_offsets - first[:, None] - rank, 0) != 0).any():
+        return None
+    return first, int(counts.max())
 
 
 def _to_l0(m: mix.Mix, l1, block: GmBlock, role: str, loc):
