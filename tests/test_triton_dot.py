@@ -244,3 +244,17 @@ def test_a_transposed_block_pointer_operand_is_loaded_by_the_cube():
     assert _findings(report) == []
     ops = [i.op for core in run.launches[-1].cores for i in core.instrs]
     assert "dot_to_cube" not in ops and ops.count("dot_load_b") == 1
+
+
+def test_ascsim_tune_runs_a_triton_script_trial():
+    """``ascsim tune examples/triton/matmul.py:tune_entry``: the script's ``import triton``
+    is served and a trial returns the launch's report."""
+    from pathlib import Path
+
+    from ascsim.tune.target import parse_target
+
+    script = Path(__file__).resolve().parent.parent / "examples" / "triton" / "matmul.py"
+    target = parse_target(f"{script}:tune_entry")
+    report = target(BLOCK_M=64, BLOCK_N=128, BLOCK_K=64)
+    assert report.kernel_type == "MIX" and report.device_time_us > 0
+    assert _findings(report) == []
