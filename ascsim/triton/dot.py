@@ -74,6 +74,8 @@ class GmBlock:
         return self.trans()
 
     def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
         raise CompilationError(f"{self.loc[0]}:{self.loc[1]}: this tl.load feeds tl.dot only "
                                f"(the cube loads it); .{name} of it is not supported")
 
@@ -276,7 +278,7 @@ def dot(a, b, acc=None, out_dtype=None, loc=None) -> CubeTensor:
 
     loc = loc or user_location()
     a, b, acc, out_dtype = (semantic.unwrap(v) for v in (a, b, acc, out_dtype))
-    m = mix.current()
+    m = mix.current(loc)
     if not isinstance(a, GmBlock) and not is_cube(a):
         a = semantic.operand(a)
     if not isinstance(b, GmBlock) and not is_cube(b):

@@ -109,12 +109,13 @@ class Mix:
     """The mix-mode state of one block: its AIV (running the program), its AIC, the AIC's
     buffers and pipe order, the workspace and the user's block flags."""
 
-    def __init__(self, aiv):
+    def __init__(self, aiv, loc=None):
         self.aiv = aiv
         aic = aiv.launch.partner(aiv, "AIC")
-        if aic is None:
+        if aic is None:  # (a dot the kernel's source does not show: see cube_loads.uses_dot)
             raise KernelError("tl.dot needs the AIC of the block, but the kernel was launched "
-                              "on the vector cores only", ("<launch>", 0))
+                              "on the vector cores only: call tl.dot in the kernel or in a "
+                              "@triton.jit helper of it", loc)
         self.aic = aic
         self.order = Ordering(aic)
         self.order.seq = {"MTE2": 0, "MTE1": 0, "M": 0, "FIX": 0}
@@ -146,14 +147,14 @@ class Mix:
         self.held = ()
 
 
-def current() -> Mix:
-    """The mix state of the block whose program runs now."""
+def current(loc=None) -> Mix:
+    """The mix state of the block whose program runs now (``loc``: the line that needs it)."""
     prog = _program.current()
     core = prog.core
     mixes = core.launch.shared.setdefault(MIX, {})
     found = mixes.get(core.core_id)
     if found is None:
-        found = mixes[core.core_id] = Mix(core)
+        found = mixes[core.core_id] = Mix(core, loc)
     return found
 
 
