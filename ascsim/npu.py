@@ -341,6 +341,9 @@ def _build_modules():
         setattr(utils, name, fn)
     utils.__getattr__ = _missing("torch.npu.utils")
     npu.utils = utils
+    # torch_npu.npu.matmul.allow_hf32: whether torch's own fp32 matmuls on the NPU may round
+    # to HF32. torch runs on the CPU here, in fp32, so the setting is kept and changes nothing.
+    npu.matmul = types.SimpleNamespace(allow_hf32=False)
     npu.__getattr__ = _missing("torch.npu")
     torch_npu = types.ModuleType("torch_npu", "torch_npu stand-in: NPU tensors are CPU tensors "
                                  "that the simulator reads and writes.")

@@ -15,6 +15,8 @@ SUCCESS = {
     "vector_add.py": "vector add: z = x + y matches torch",
     "fused_softmax.py": "fused softmax: matches torch.softmax",
     "layer_norm.py": "layer norm: matches torch.nn.functional.layer_norm",
+    "matmul.py": "matmul: leaky_relu(A @ B) matches torch",
+    "conv_tanh.py": "conv tanh: tanh(conv2d(x, w) + b) matches torch",
 }
 
 

@@ -23,6 +23,7 @@ MODULES = {
     "triton.runtime.driver": "ascsim.triton.driver",
     "triton.runtime.libentry": "ascsim.triton.libentry",
     "triton.runtime.errors": "ascsim.triton.errors",
+    "triton.runtime.autotuner": "ascsim.triton.autotune",
     "triton.compiler": "ascsim.triton.errors",
     "triton.compiler.errors": "ascsim.triton.errors",
     "triton.language.extra": "ascsim.triton.extra",

@@ -27,7 +27,7 @@ from ascsim.sim.launch import Launch, LaunchConfig, fewer_collections
 from ascsim.sim.memory import DeviceMemory
 from ascsim.sim.report import KernelReport
 from ascsim.sim.scheduler import in_kernel
-from ascsim.triton import dtypes, liveness
+from ascsim.triton import cube_loads, dtypes, liveness, mix
 from ascsim.triton import program as _program
 from ascsim.triton.program import GmArg
 from ascsim.triton.semantic import constexpr, unwrap
@@ -65,7 +65,14 @@ class JITFunction:
                            if _is_constexpr(fn, p.annotation)}
         self.__name__ = fn.__name__
         self._body = None
+        self._mix = None
         functools.update_wrapper(self, fn)
+
+    def is_mix(self) -> bool:
+        """Whether the kernel calls ``tl.dot``: a mix kernel (:mod:`ascsim.triton.mix`)."""
+        if self._mix is None:
+            self._mix = cube_loads.uses_dot(self.fn)
+        return self._mix
 
     def body(self):
         """The function a launch runs: the kernel with its loops' dead tiles dropped at the end
@@ -162,11 +169,11 @@ def _argument(name: str, value, is_constexpr: bool, memory, hosts):
     return value  # strings, dtypes, functions: used as they are
 
 
-def _programs(core, grid_total: int, folded: int):
-    """The programs ``core`` runs: its own block, or its share of a folded grid."""
+def _programs(block: int, grid_total: int, folded: int):
+    """The programs block ``block`` runs: its own, or its share of a folded grid."""
     if folded:
-        return range(core.block_idx, grid_total, folded)
-    return (core.block_idx,)
+        return range(block, grid_total, folded)
+    return (block,)
 
 
 def launch(kernel: JITFunction, arguments: dict, grid) -> KernelReport | None:
@@ -175,9 +182,10 @@ def launch(kernel: JITFunction, arguments: dict, grid) -> KernelReport | None:
     if total == 0:
         return None
     soc = SESSION.soc
+    mixed = kernel.is_mix()
     folded = 0
-    if all_blocks_parallel():
-        folded = min(total, soc.aiv_count)
+    if all_blocks_parallel():  # onto the vector cores, or the AI Cores of a mix kernel
+        folded = min(total, soc.aic_count if mixed else soc.aiv_count)
         block_num = folded
     elif total > MAX_GRID:
         raise RuntimeError(f"coreDim={total} can't be greater than UINT16_MAX (the grid of "
@@ -192,18 +200,24 @@ def launch(kernel: JITFunction, arguments: dict, grid) -> KernelReport | None:
     gm_args = [v.gm for v in values.values() if isinstance(v, tensor) and v.gm is not None]
     options = SESSION.launch_options()
     config = LaunchConfig(kernel=kernel.fn.__name__, soc=soc, block_num=block_num,
-                          kind="AIV_ONLY")
+                          kind="MIX" if mixed else "AIV_ONLY")
     run = Launch(config, memory, options)
     fn = kernel.body()
 
     def per_core(core):
+        if mixed and (core.kind != "AIV" or core.sub_block_idx):
+            # A mix block's program runs on its first AIV, which issues the cube's work to
+            # the AIC (ascsim.triton.mix); the second AIV is not used (docs/triton.md).
+            return
         prog = _program.start(core, grid3)
         try:
-            for pid in _programs(core, total, folded):
+            for pid in _programs(core.group if mixed else core.block_idx, total, folded):
                 prog.set_program(pid)
                 fn(**values)
         finally:
             prog.close()
+            if mixed:
+                mix.close(core)
 
     def reset():
         for gm in gm_args:

@@ -17,6 +17,7 @@ import numpy as np
 
 from ascsim.sim.source import user_location
 from ascsim.triton import block_ptr as _block_ptr
+from ascsim.triton import dot as _dot
 from ascsim.triton import dtypes as _dtypes
 from ascsim.triton import libdevice as _libdevice
 from ascsim.triton import memory as _memory
@@ -117,19 +118,21 @@ def cast(input, dtype, fp_downcast_rounding=None, bitcast=False):
 
 # ---------------------------------------------------------------------- memory
 def load(pointer, mask=None, other=None, boundary_check=(), padding_option="",
-         cache_modifier="", eviction_policy="", volatile=False):
+         cache_modifier="", eviction_policy="", volatile=False, _cube_operand=False):
     """GM -> UB (MTE2): see :mod:`ascsim.triton.memory` (and :mod:`ascsim.triton.block_ptr`
-    for block pointers)."""
+    for block pointers). ``_cube_operand`` (set by :mod:`ascsim.triton.cube_loads`): the
+    value only feeds ``tl.dot``, the cube loads it (:mod:`ascsim.triton.dot`)."""
     pointer = unwrap(pointer)
+    into = _dot.cube_load if _cube_operand else _memory.load
     if isinstance(pointer, _block_ptr.BlockPointer):
         padding = unwrap(padding_option)
         if padding not in _block_ptr.PADDING:
             raise ValueError(f"padding_option must be 'zero' or 'nan', got {padding!r}")
-        return _memory.load(pointer.pointers(), pointer.mask(boundary_check),
-                            _block_ptr.PADDING[padding], user_location())
+        return into(pointer.pointers(), pointer.mask(boundary_check),
+                    _block_ptr.PADDING[padding], user_location())
     if boundary_check:
         raise CompilationError("tl.load: boundary_check applies to block pointers only")
-    return _memory.load(pointer, unwrap(mask), unwrap(other), user_location())
+    return into(pointer, unwrap(mask), unwrap(other), user_location())
 
 
 def store(pointer, value, mask=None, boundary_check=(), cache_modifier="",
@@ -140,7 +143,10 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="",
         mask, pointer = pointer.mask(boundary_check), pointer.pointers()
     elif boundary_check:
         raise CompilationError("tl.store: boundary_check applies to block pointers only")
-    _memory.store(pointer, _semantic.operand(unwrap(value)), unwrap(mask), user_location())
+    value, loc = unwrap(value), user_location()
+    if _dot.is_cube(value) and _dot.store_from_l0c(pointer, value, unwrap(mask), loc):
+        return
+    _memory.store(pointer, _semantic.operand(value), unwrap(mask), loc)
 
 
 def _discarded(frame) -> bool:
@@ -174,6 +180,13 @@ def _atomic(op: str):
 atomic_add = _atomic("add")
 atomic_max = _atomic("max")
 atomic_min = _atomic("min")
+
+
+def dot(input, other, acc=None, input_precision=None, allow_tf32=None,
+        max_num_imprecise_acc=None, out_dtype=float32):
+    """``input @ other (+ acc)`` on the cube (:mod:`ascsim.triton.dot`); fp16/bf16/fp32
+    accumulate in fp32, int8 in int32."""
+    return _dot.dot(input, other, acc, out_dtype, user_location())
 
 
 make_block_ptr = _block_ptr.make_block_ptr
@@ -308,6 +321,8 @@ def permute(input, *dims):
 
 
 def trans(input, *dims):
+    if isinstance(input, _dot.GmBlock):  # a dot operand the cube loads: loaded transposed
+        return input.trans(*dims)
     x = _semantic.operand(input)
     if not dims:
         dims = tuple(reversed(builtins.range(len(x.shape))))
@@ -382,7 +397,7 @@ class _MathModule:
     max, min = maximum, minimum
 
 
-math = _MathModule()
+math = _MathModule  # (the class: its functions stay plain functions, not bound methods)
 #: ``tl.extra.cann.libdevice`` without importing it (the import gives the same module).
 extra = _types.SimpleNamespace(cann=_types.SimpleNamespace(libdevice=_libdevice))
 

@@ -23,6 +23,8 @@ import ast
 import inspect
 import textwrap
 
+from ascsim.triton import cube_loads
+
 
 def _names(nodes, ctx) -> list[str]:
     """Names used with ``ctx`` (ast.Load / ast.Store) in ``nodes``, in source order."""
@@ -94,6 +96,7 @@ def shorten_lifetimes(fn):
     if not isinstance(function, ast.FunctionDef):
         return fn
     function.decorator_list = []
+    cube_loads.mark(function)  # (before the loops' clearing assignments are added)
     _Rewriter(function).visit(function)
     ast.increment_lineno(tree, first - 1)
     scope: dict = {}

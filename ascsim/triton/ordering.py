@@ -41,9 +41,9 @@ class Ordering:
         self.seq = {"MTE2": 0, "V": 0, "MTE3": 0}
         self.synced: dict[tuple[str, str], int] = {}
 
-    def issue(self, pipe: str, record, reads: tuple, writes: tuple, loc) -> None:
+    def issue(self, pipe: str, record, reads: tuple, writes: tuple, loc):
         """Order ``record`` (running on ``pipe``) after the accesses it depends on, run it,
-        and note its accesses."""
+        note its accesses, and return the machine's instruction."""
         needed: dict[str, int] = {}
         for buf in reads:
             for other, seq in buf.write.items():
@@ -60,10 +60,11 @@ class Ordering:
                 core.execute(SetFlag(other, pipe, EVENT_ID, loc))
                 core.execute(WaitFlag(other, pipe, EVENT_ID, loc))
                 self.synced[pair] = self.seq[other]
-        core.execute(record)
+        instr = core.execute(record)
         n = self.seq[pipe] = self.seq[pipe] + 1
         for buf in reads:
             buf.access[pipe] = n
         for buf in writes:
             buf.write[pipe] = n
             buf.access[pipe] = n
+        return instr

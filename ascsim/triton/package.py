@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from ascsim.triton import language, runtime
+from ascsim.triton.autotune import Config, autotune, heuristics
 from ascsim.triton.errors import CompilationError, OutOfResources
 from ascsim.triton.jit import JITFunction, jit
 
@@ -26,5 +27,5 @@ def next_power_of_2(n: int) -> int:
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
 
 
-__all__ = ["CompilationError", "JITFunction", "OutOfResources", "cdiv", "jit", "language",
-           "next_power_of_2", "runtime"]
+__all__ = ["CompilationError", "Config", "JITFunction", "OutOfResources", "autotune", "cdiv",
+           "heuristics", "jit", "language", "next_power_of_2", "runtime"]

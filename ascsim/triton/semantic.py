@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ascsim.sim.source import user_location
+from ascsim.triton import dot as _dot
 from ascsim.triton import dtypes, vector
 from ascsim.triton.errors import CompilationError
 from ascsim.triton.tensor import known, tensor
@@ -77,6 +78,8 @@ def operand(value, other_dtype=None) -> tensor:
     """``value`` (a tensor, a Python number, a constexpr) as a tensor."""
     value = unwrap(value)
     if isinstance(value, tensor):
+        if type(value) is _dot.CubeTensor:  # a tl.dot result used by the vector unit
+            return _dot.to_ub(value)
         return value
     refuse = getattr(value, "refuse", None)
     if refuse is not None:  # a block atomic's old values (ascsim.triton.memory.OldValues)
@@ -90,6 +93,10 @@ def operand(value, other_dtype=None) -> tensor:
 
 def operands(a, b) -> tuple[tensor, tensor]:
     a, b = unwrap(a), unwrap(b)
+    if type(a) is _dot.CubeTensor:
+        a = _dot.to_ub(a)
+    if type(b) is _dot.CubeTensor:
+        b = _dot.to_ub(b)
     if isinstance(a, tensor) and not isinstance(b, tensor):
         return a, operand(b, _elem(a))
     if isinstance(b, tensor) and not isinstance(a, tensor):
@@ -161,6 +168,10 @@ VECTOR_BINARY = {
 
 
 def binary(op: str, a, b):
+    if op == "add" and (type(a) is _dot.CubeTensor or type(b) is _dot.CubeTensor):
+        accumulated = _dot.add(unwrap(a), unwrap(b))  # acc + tl.dot(x, y): in L0C
+        if accumulated is not None:
+            return accumulated
     a, b = operands(a, b)
     if a.dtype.is_ptr() or b.dtype.is_ptr():
         return _pointer_arith(op, a, b)
@@ -337,8 +348,12 @@ def _round_mode(src, dst, rounding) -> tuple[str, str]:
 
 
 def cast(x, dtype, fp_downcast_rounding=None, bitcast=False, loc=None):
-    x = operand(x)
     dtype = unwrap(dtype)
+    if type(x) is _dot.CubeTensor and not bitcast and fp_downcast_rounding in (None, "rtne"):
+        converted = _dot.cast(x, dtype, loc or user_location())  # FixPipe's conversion
+        if converted is not None:
+            return converted
+    x = operand(x)
     if dtype.is_ptr() or x.dtype.is_ptr():
         fail(loc or user_location(), "pointer casts are not supported yet")
     if x.dtype == dtype and not x.packed:

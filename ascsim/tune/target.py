@@ -37,8 +37,10 @@ def _load(path: str) -> dict[str, Any]:
     namespace = _LOADED.get(path)
     if namespace is None:
         from ascsim.runner import install_asc_alias
+        from ascsim.triton import aliases as triton_aliases
 
         install_asc_alias()
+        triton_aliases.install()  # (a Triton script's `import triton`)
         folder = os.path.dirname(path)
         if folder not in sys.path:
             sys.path.insert(0, folder)
