@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from ascsim.hw import DEFAULT_SOC, SocSpec, get_soc
 from ascsim.sim.launch import Launch, LaunchOptions
+from ascsim.sim.provenance import writer_log
 from ascsim.sim.report import KernelReport
 
 
@@ -55,6 +56,9 @@ class Session:
       an observer or None, called when each launch is built (after the checks).
     * ``timing_only``: launches are timed and checked at the address level but compute no
       values (``ascsim run --timing-only``; ``ASCSIM_TIMING_ONLY=1`` sets it at start-up).
+    * ``provenance``: launches keep who wrote each GM element (:mod:`ascsim.sim.provenance`),
+      which a failed comparison of an output then explains (:mod:`ascsim.explain`); on under
+      ``ascsim run`` / ``check``, ``ASCSIM_PROVENANCE=1`` sets it at start-up.
     """
 
     def __init__(self) -> None:
@@ -73,6 +77,7 @@ class Session:
         self.checks = True
         self.timing_only = os.environ.get("ASCSIM_TIMING_ONLY", "") not in ("", "0")
         self.observer_factories: list[Callable] = []
+        self.provenance = os.environ.get("ASCSIM_PROVENANCE", "") not in ("", "0")
         self.last_report: KernelReport | None = None
         self._collectors: list[Collection] = []
 
@@ -160,8 +165,11 @@ class Session:
         """The options of the next launch, from the current settings and open collectors."""
         with self._lock:
             keep = any(c.keep_launches for c in self._collectors)
-        return LaunchOptions(checks=self.checks, strict=self.strict,
-                             observers=tuple(self.observer_factories), keep=keep,
+        observers = tuple(self.observer_factories)
+        if self.provenance:
+            observers += (writer_log,)
+        return LaunchOptions(checks=self.checks, strict=self.strict, observers=observers,
+                             keep=keep,
                              timing_only=self.timing_only)
 
     def record(self, report: KernelReport, launch: Launch) -> None:
