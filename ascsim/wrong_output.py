@@ -200,8 +200,7 @@ class _Context:
         for _, first, length in writers.runs(itemsize, count):
             run_start[first:first + length] = first
             run_len[first:first + length] = length
-        held = delivered.ref()
-        array = provenance.host_array(held) if held is not None else None
+        array = delivered.values()
         raw = None
         if array is not None:
             raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8).reshape(count, -1)
@@ -308,8 +307,10 @@ def _one_core(c: _Context) -> Pattern | None:
         return None
     core = cores.pop()
     block = next(w.block for w in c.writers.writers if w.core == core)
+    others = len(all_cores) - 1
     return Pattern("one core", f"every differing element was written by core {core} (block "
-                   f"{block}); the elements the other {len(all_cores) - 1} cores wrote match",
+                   f"{block}); the elements the other {others} core{'s' if others > 1 else ''} "
+                   "wrote match",
                    c.lines_of(np.unique(owners)))
 
 

@@ -206,3 +206,115 @@ def test_uninitialised_ub_tile_is_uninitialised():
     assert e.differing == T
     assert e.pattern.name == "uninitialised", str(e)
     assert line("uninit-out") in e.lines
+
+
+def test_boundary_report_also_names_the_period_and_the_writer_groups():
+    x, z = f32(4 * T), np.zeros(4 * T, np.float32)
+    boundary_blocks[1](x, z, 4, 8)
+    e = ascsim.explain(z, 3 * x)
+    assert [p.name for p in e.patterns] == ["tile boundary", "stride period"]
+    assert "every 64 elements from element 56" in e.patterns[1].detail
+    (group,) = e.groups
+    assert group.tiles == (0, 1, 2, 3) and group.count == 32
+    text = str(e)
+    assert "pattern: tile boundary" in text and "tiles 0, 1, 2 and 3: 32 elements" in text
+
+
+# ------------------------------------------------------------------------------------------
+# The other front-ends go through the same machine.
+@pytest.fixture
+def soc_950():
+    with SESSION.using_soc("Ascend950PR_9579"):
+        yield
+
+
+def test_triton_program_reading_the_next_block_is_one_core():
+    from ascsim.triton import language as tl
+    from ascsim.triton.jit import jit
+
+    @jit
+    def add_kernel(x_ptr, y_ptr, out_ptr, n, WRONG: tl.constexpr, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        offsets = pid * BLOCK + tl.arange(0, BLOCK)
+        source = offsets + tl.where(pid == WRONG, BLOCK, 0)
+        x = tl.load(x_ptr + source, mask=source < n)
+        y = tl.load(y_ptr + offsets, mask=offsets < n)
+        tl.store(out_ptr + offsets, x + y, mask=offsets < n)  # mark: triton-store
+
+    import torch
+
+    x, y, z = torch.arange(1024, dtype=torch.float32), torch.ones(1024), torch.empty(1024)
+    add_kernel[(4,)](x, y, z, 1024, WRONG=1, BLOCK=256)
+    e = ascsim.explain(z, x + y)
+    assert e.pattern.name == "one core" and "core 1 (block 1)" in e.pattern.detail, str(e)
+    assert e.lines == (line("triton-store"),)
+
+
+def test_pypto_pro_block_storing_a_wrong_tile_is_one_core(soc_950):
+    import torch
+
+    import ascsim.pto.language as pl
+
+    m, n, tn = 16, 256, 128
+
+    @pl.jit
+    def add_columns(x: pl.Tensor[[16, 256], pl.DT_FP32], y: pl.Tensor[[16, 256], pl.DT_FP32],
+                    z: pl.Tensor[[16, 256], pl.DT_FP32]):
+        tile = pl.TileType(shape=[16, 128], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+        xs = pl.make_tile_group(type=tile, addrs=0x00000, mutex_ids=[0, 1])
+        ys = pl.make_tile_group(type=tile, addrs=0x04000, mutex_ids=[2, 3])
+        zs = pl.make_tile_group(type=tile, addrs=0x08000, mutex_ids=[4, 5])
+        with pl.section_vector():
+            c0 = pl.get_block_idx() * 128
+            a = xs.next()
+            b = ys.next()
+            c = zs.next()
+            pl.load(a, x, [0, c0])
+            pl.load(b, y, [0, 0])  # every block adds y's first column tile
+            pl.add(c, a, b)
+            pl.store(z, c, [0, c0])  # mark: pto-store
+
+    torch.manual_seed(0)
+    x, y, z = torch.randn(m, n), torch.randn(m, n), torch.zeros(m, n)
+    add_columns[None, 2](x, y, z)
+    e = ascsim.explain(z, x + y)
+    assert e.pattern.name == "one core" and "core 1" in e.pattern.detail, str(e)
+    assert e.lines == (line("pto-store"),)
+    assert e.differing == m * tn
+    assert any(p.name == "stride period" and f"every {n} elements" in p.detail
+               for p in e.patterns)
+
+
+# ------------------------------------------------------------------------------------------
+# The writer map and the lookup.
+def test_element_map_counts_stores_and_strided_rows():
+    w = provenance.Writer(0, 0, ("k.py", 1), "copy", 0, None)
+    a = provenance.Writer(1, 1, ("k.py", 2), "copy", 0, "add")
+    log = provenance.BufferWriters("k", "z", 64, (
+        (("GM", 0), 0, 16),                 # elements 0..3
+        (("GM", 0), 8, 48, 8, 16),          # rows of 2 elements every 4: 2-3, 6-7, 10-11
+        (("GM", 0), 40, 48)), (w, w, a), (), 2)  # an atomic add over 10-11
+    last, stores = log.element_map(4, 16)
+    assert last.tolist() == [0, 0, 1, 1, -1, -1, 1, 1, -1, -1, 2, 2, -1, -1, -1, -1]
+    assert stores.tolist() == [1, 1, 2, 2, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0]
+
+
+def test_a_copy_of_an_output_is_found_by_its_values_and_others_are_not():
+    import torch
+
+    x = f32(4 * T)
+    z = torch.zeros(4 * T)
+    block_tiles[4](x, z.numpy(), 2)
+    assert provenance.lookup(z) is not None  # the same memory
+    assert provenance.lookup(z.clone()) is not None  # equal values
+    assert provenance.lookup(torch.ones(4 * T)) is None
+    e = ascsim.explain(torch.ones(8), torch.zeros(8))
+    assert e.differing == 8 and "no writer record" in str(e)
+
+
+def test_matching_tensors_explain_nothing():
+    x, z = f32(4 * T), np.zeros(4 * T, np.float32)
+    boundary_blocks[1](x, z, 4, 0)
+    e = ascsim.explain(z, 3 * x)
+    assert e.differing == 0 and e.pattern is None
+    assert str(e) == f"ascsim: all {4 * T} elements match"

@@ -185,16 +185,38 @@ def writer_log(launch) -> WriterLog:
 @dataclass(frozen=True)
 class Delivered:
     """A host array a launch delivered: its writers, its element type and shape as the host
-    holds it, and a weak reference to it (its values as they are now)."""
+    holds it, and weak references to it and to the object owning its memory (a numpy view
+    made for the call, ``tensor.numpy()``, dies at once; the tensor it views lives on)."""
 
     writers: BufferWriters
     dtype: np.dtype
     shape: tuple
-    ref: weakref.ref
+    ref: weakref.ref | None
+    owner: weakref.ref | None
+    offset: int  # bytes from the owner's first byte to the array's
+    #: A numpy view of a torch tensor (``tensor.numpy()``) made for the call: its base is a
+    #: throw-away alias of the tensor, so the view itself is kept (at most REMEMBERED of them).
+    kept: object = None
 
     @property
     def count(self) -> int:
         return int(np.prod(self.shape)) if self.shape else 1
+
+    def values(self) -> np.ndarray | None:
+        """The delivered elements as the host holds them now (None once they are gone)."""
+        held = self.ref() if self.ref is not None else None
+        if held is None:
+            held = self.kept
+        if held is not None:
+            return host_array(held)
+        owner = self.owner() if self.owner is not None else None
+        whole = host_array(owner) if owner is not None else None
+        if whole is None or not whole.flags.c_contiguous:
+            return None
+        raw = whole.reshape(-1).view(np.uint8)
+        if self.offset < 0 or self.offset + self.count * self.dtype.itemsize > raw.size:
+            return None
+        return np.ndarray(self.shape, self.dtype, buffer=raw, offset=self.offset)
 
 
 # (host address, bytes) -> Delivered, the latest last.
@@ -223,7 +245,28 @@ def host_array(value) -> np.ndarray | None:
 
 
 def _key(array: np.ndarray) -> tuple[int, int]:
-    return (int(array.__array_interface__["data"][0]), int(array.nbytes))
+    return (_address(array), int(array.nbytes))
+
+
+def _address(array: np.ndarray) -> int:
+    return int(array.__array_interface__["data"][0])
+
+
+def _weak(value) -> weakref.ref | None:
+    try:
+        return weakref.ref(value)
+    except TypeError:
+        return None
+
+
+def _owner(value):
+    """The object at the root of ``value``'s chain of views (numpy ``base``, torch ``_base``)."""
+    while True:
+        base = getattr(value, "base", None) if isinstance(value, np.ndarray) else \
+            getattr(value, "_base", None)
+        if base is None:
+            return value
+        value = base
 
 
 def remember(value, writers: BufferWriters | None) -> None:
@@ -237,11 +280,13 @@ def remember(value, writers: BufferWriters | None) -> None:
     _DELIVERED.pop(key, None)
     if writers is None:
         return
-    try:
-        ref = weakref.ref(value)
-    except TypeError:
-        return
-    _DELIVERED[key] = Delivered(writers, array.dtype, tuple(array.shape), ref)
+    owner = _owner(value)
+    whole = host_array(owner) if owner is not value else array
+    offset = _address(array) - _address(whole) if whole is not None else 0
+    kept = value if isinstance(value, np.ndarray) and \
+        type(value.base).__module__.startswith("torch") else None
+    _DELIVERED[key] = Delivered(writers, array.dtype, tuple(array.shape), _weak(value),
+                                _weak(owner) if owner is not value else None, offset, kept)
     while len(_DELIVERED) > REMEMBERED:
         _DELIVERED.popitem(last=False)
 
@@ -254,14 +299,13 @@ def lookup(value) -> Delivered | None:
     if array is None:
         return None
     found = _DELIVERED.get(_key(array))
-    if found is not None and found.ref() is not None:
+    if found is not None and found.values() is not None:
         return found
     wanted = np.asarray(array, dtype=np.float64).reshape(-1)
     for entry in reversed(_DELIVERED.values()):
-        held = entry.ref()
-        if held is None or entry.count != wanted.size:
+        if entry.count != wanted.size:
             continue
-        values = host_array(held)
+        values = entry.values()
         if values is None:
             continue
         if np.array_equal(np.asarray(values, dtype=np.float64).reshape(-1), wanted,
