@@ -342,6 +342,9 @@ def _demo(ns, console: Console) -> int:
 
 
 def _bench(ns, console: Console) -> int:
+    from ascsim.session import SESSION
+
+    SESSION.provenance = True  # a failed precision rule explains its output
     from ascsim.bench.cli import run as run_bench_cli
 
     return run_bench_cli(ns, console)

@@ -318,3 +318,15 @@ def test_matching_tensors_explain_nothing():
     e = ascsim.explain(z, 3 * x)
     assert e.differing == 0 and e.pattern is None
     assert str(e) == f"ascsim: all {4 * T} elements match"
+
+
+def test_the_bench_precision_rule_explains_a_failed_output():
+    from ascsim.bench.precision import check_precision
+
+    x, z = f32(5 * T, 1), np.zeros(4 * T, np.float32)
+    block_tiles[4](x, z, 1)
+    result = check_precision(z, x[:4 * T] + 1, "float32")
+    assert not result.passed
+    assert "pattern: one core" in result.provenance and "core 1 (block 1)" in result.provenance
+    block_tiles[4](x, z, -1)
+    assert check_precision(z, x[:4 * T] + 1, "float32").provenance == ""
