@@ -288,12 +288,13 @@ def test_pypto_pro_block_storing_a_wrong_tile_is_one_core(soc_950):
 # ------------------------------------------------------------------------------------------
 # The writer map and the lookup.
 def test_element_map_counts_stores_and_strided_rows():
-    w = provenance.Writer(0, 0, ("k.py", 1), "copy", 0, None)
-    a = provenance.Writer(1, 1, ("k.py", 2), "copy", 0, "add")
+    w = (0, ("k.py", 1), "copy", None)
+    a = (1, ("k.py", 2), "copy", "add")
     log = provenance.BufferWriters("k", "z", 64, (
         (("GM", 0), 0, 16),                 # elements 0..3
         (("GM", 0), 8, 48, 8, 16),          # rows of 2 elements every 4: 2-3, 6-7, 10-11
-        (("GM", 0), 40, 48)), (w, w, a), (), 2)  # an atomic add over 10-11
+        (("GM", 0), 40, 48)), (w, w, a), {0: 0, 1: 1}, (), 2)  # an atomic add over 10-11
+    assert [x.tile for x in log.writers] == [0, 1, 0]
     last, stores = log.element_map(4, 16)
     assert last.tolist() == [0, 0, 1, 1, -1, -1, 1, 1, -1, -1, 2, 2, -1, -1, -1, -1]
     assert stores.tolist() == [1, 1, 2, 2, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0]

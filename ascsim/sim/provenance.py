@@ -20,6 +20,7 @@ from __future__ import annotations
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -61,15 +62,28 @@ class BufferWriters:
     ``records[i]`` is the access record (bytes of the buffer, see :mod:`ascsim.sim.access`)
     that ``writers[i]`` wrote. ``findings`` are the launch's findings of the categories in
     :data:`RELATED_FINDINGS` (a race or an uninitialised read explains a wrong output better
-    than its writer does). ``cores``: how many cores the launch ran."""
+    than its writer does). ``cores``: how many cores the launch ran. The writers are kept as
+    the log took them down, ``(core id, loc, op, atomic)`` with ``blocks`` (core id -> block),
+    and made :class:`Writer` s only when asked for: most launches' writers are never asked."""
 
     kernel: str
     buffer: str
     nbytes: int
     records: tuple
-    writers: tuple[Writer, ...]
+    raw: tuple
+    blocks: dict
     findings: tuple
     cores: int
+
+    @cached_property
+    def writers(self) -> tuple[Writer, ...]:
+        tiles: dict = {}
+        out = []
+        for core_id, loc, op, atomic in self.raw:
+            key = (core_id, loc)
+            tile = tiles[key] = tiles.get(key, -1) + 1
+            out.append(Writer(core_id, self.blocks.get(core_id, core_id), loc, op, tile, atomic))
+        return tuple(out)
 
     def element_map(self, itemsize: int, count: int) -> tuple[np.ndarray, np.ndarray]:
         """(index into :attr:`writers` of each element's last writer, -1 where none wrote;
@@ -156,20 +170,16 @@ class WriterLog(Observer):
                          getattr(instr.record, "atomic", None)))
 
     def on_launch_end(self, launch) -> None:
+        if not self.writes:
+            return
         blocks = {core.core_id: core.block_idx for core in launch.cores}
         related = tuple(f for f in launch.findings.findings if f.category in RELATED_FINDINGS)
         buffers = launch.memory.buffers
         for buffer_id, writes in self.writes.items():
-            tiles: dict = {}
-            writers = []
-            for _, core_id, loc, op, atomic in writes:
-                key = (core_id, loc)
-                tile = tiles[key] = tiles.get(key, -1) + 1
-                writers.append(Writer(core_id, blocks.get(core_id, core_id), loc, op, tile,
-                                      atomic))
             buf = buffers[buffer_id]
             buf.writers = BufferWriters(launch.config.kernel, buf.name, buf.nbytes,
-                                        tuple(w[0] for w in writes), tuple(writers), related,
+                                        tuple(w[0] for w in writes),
+                                        tuple(w[1:] for w in writes), blocks, related,
                                         len(launch.cores))
         self.writes = {}
 
