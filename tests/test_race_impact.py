@@ -135,3 +135,72 @@ def test_site_of_a_finding_without_a_memory_is_none():
 
     odd = Finding("race", "m", (("k.py", 1), ("k.py", 2)), details={"buffer": "?"})
     assert RaceSite.of(0, "k", odd) is None
+
+
+def test_cross_core_flag_on_the_wrong_pipe_is_harmful():
+    from test_checks_reuse import pair_hand_over
+
+    def work():
+        x, ws, y = f32(N, 1), np.zeros(N, np.float32), np.zeros(N, np.float32)
+        pair_hand_over[1](x, ws, y, "PIPE_V")
+
+    (impact,) = judged(work)
+    assert impact.site.hazard == "RAW" and impact.harmful and impact.changed == {"y": N}
+
+
+def test_one_overlapping_strided_row_changes_exactly_that_row():
+    from test_checks_strided import COLS, ROWS, column_blocks
+
+    def work():
+        x, c = np.arange(ROWS * 8, dtype=np.float32), np.zeros(2 * ROWS * COLS, np.float32)
+        column_blocks[2](x, c, True)
+
+    (impact,) = judged(work)
+    assert impact.site.hazard == "WAW" and impact.harmful
+    assert impact.changed == {"c": 8}  # row 3, columns 0..7: the one both cores store
+
+
+@pytest.fixture
+def soc_950():
+    from ascsim.session import SESSION
+
+    with SESSION.using_soc("Ascend950PR_9579"):
+        yield
+
+
+def test_pypto_pro_kernel_without_auto_mutex_races_harmfully(soc_950):
+    import torch
+    from test_pto_core import add_rows
+
+    import ascsim.pto.language as pl
+
+    unsynced = pl.jit(auto_mutex=False)(add_rows.fn)
+
+    def work():
+        a, b = torch.randn(32, 64), torch.randn(32, 64)
+        out = torch.zeros(32, 64)
+        unsynced[None, 1](a, b, out)
+        torch.testing.assert_close(out, (a + b) * 0.5)
+
+    impacts = judged(work)
+    assert len(impacts) == 3  # load a -> add, load b -> add, mul -> store
+    assert all(i.harmful and i.site.hazard == "RAW" for i in impacts)
+    assert all(i.changed == {"out": 32 * 64} for i in impacts)
+    assert all((i.check_before, i.check_after) == (True, False) for i in impacts)
+
+
+def test_pypto_pro_store_not_waiting_for_the_matmul_is_harmful(soc_950):
+    import torch
+    from test_pto_cube import K, M, phase_kernel
+    from test_pto_cube import N as CN
+
+    import ascsim.pto.language as pl
+
+    def work():
+        a = torch.randn(M, K, dtype=torch.float16)
+        b = torch.randn(K, CN, dtype=torch.float16)
+        phase_kernel(a, b, torch.zeros(M, CN), int(pl.AccPhase.Final), 0, 1)
+
+    (impact,) = judged(work)
+    assert impact.site.space == ("local", "L0C") and impact.harmful
+    assert impact.changed == {"c": M * CN}
