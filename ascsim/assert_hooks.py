@@ -8,7 +8,9 @@ Under ``ascsim run`` / ``check`` (:func:`install`, called before the script runs
   ``AssertionError``: Python prints it after the message, pytest in its report;
 * ``torch.allclose`` / ``Tensor.allclose`` / ``numpy.allclose`` returning False remember their
   arguments: when an ``AssertionError`` (``assert torch.allclose(out, ref)``) then ends the
-  script, the command prints the report after its traceback (:func:`pending_report`).
+  script, the command prints the report after its traceback (:func:`pending_report`); under
+  ``ascsim run -m pytest`` the plugin (:mod:`ascsim.pytest_plugin`) adds it to the failed
+  test's report.
 
 The comparison itself is the original function's; the wrappers only look at its outcome, and a
 report is made only for a tensor with a writer record (:func:`ascsim.sim.provenance.lookup`).
@@ -146,6 +148,11 @@ def install() -> None:
     _patch(numpy.testing, "assert_array_almost_equal", _noting, _numpy_almost(("x", "y")))
     _patch(numpy.testing, "assert_almost_equal", _noting,
            _numpy_almost(("actual", "desired")))
+
+
+def clear_pending() -> None:
+    """Forget the latest failed allclose (a test that did not assert on it has ended)."""
+    _pending[0] = None
 
 
 def pending_report(exc: BaseException) -> str | None:

@@ -66,3 +66,16 @@ def test_no_race_impact_skips_the_re_runs():
     done = _ascsim("check", "--no-cores", "--no-race-impact", str(SCRIPTS / "missing_sync.py"))
     assert done.returncode == 1
     assert "cross-core-race" in done.stdout and "harmful races" not in done.stdout
+
+
+def test_pytest_failure_on_allclose_gets_the_report_section(tmp_path):
+    test = tmp_path / "test_blocks.py"
+    test.write_text((SCRIPTS / "pytest_blocks.py").read_text())
+    done = subprocess.run([sys.executable, "-m", "ascsim", "run", "--quiet", "-m", "pytest",
+                           "-q", "-p", "no:cacheprovider", str(test)], capture_output=True,
+                          text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 1
+    assert "ascsim: why the output is wrong" in done.stdout
+    section = done.stdout[done.stdout.index("ascsim: why the output is wrong"):]
+    assert "pattern: one core" in section and "core 2 (block 2)" in section
+    assert f"{test}:{SourceMarks(str(test)).mark('block-out')}" in section
