@@ -1,6 +1,5 @@
-import numpy as np
-import torch
 import asc
+import torch
 
 T = 64
 
