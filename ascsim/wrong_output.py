@@ -9,7 +9,7 @@ authors look for it by hand:
 
 ==================  =========================================================================
 ``uninitialised``   the elements hold the 0xFF fill of local memory nothing wrote (NaN)
-``race``            their writer's core took part in an unsynchronised access (a missing wait)
+``race``            their writer's core took part in a cross-core race (a missing wait)
 ``tail tile``       only the partial last tile's elements (or the end no tile reached)
 ``one core``        every differing element was written by one core, the others' all match
 ``tile boundary``   the first or last elements of every tile
@@ -111,7 +111,12 @@ def explain(actual, expected, *, rtol: float | None = None, atol: float | None =
     tolerances default to ``torch.testing.assert_close``'s for the dtype) and explain the
     differing elements by their writers (see the module docstring)."""
     got = _values(actual, "actual")
-    want = np.broadcast_to(_values(expected, "expected"), got.shape)
+    want = _values(expected, "expected")
+    try:
+        want = np.broadcast_to(want, got.shape)
+    except ValueError as exc:
+        raise ValueError(f"explain: expected has shape {want.shape}, which does not "
+                         f"broadcast to actual's {got.shape}") from exc
     if rtol is None or atol is None:
         d_rtol, d_atol = DEFAULT_TOLERANCES.get(_dtype_name(actual), (0.0, 0.0))
         rtol = d_rtol if rtol is None else rtol
@@ -255,11 +260,13 @@ def _uninitialised(c: _Context) -> Pattern | None:
 
 
 def _race(c: _Context) -> Pattern | None:
-    """The differing elements' writer cores took part in a race finding."""
+    """The differing elements' writer cores took part in a cross-core race finding. (A race
+    within a core cannot change a simulated value: the machine runs each core's instructions
+    in program order. Which core runs first is the order a cross-core race leaves open.)"""
     owners = c.last[c.bad]
     cores = {c.writer(int(i)).core for i in np.unique(owners[owners >= 0])}
     for finding in c.writers.findings:
-        if finding.category not in ("race", "cross-core-race"):
+        if finding.category != "cross-core-race":
             continue
         involved = {finding.core, finding.details.get("other_core")}
         if cores & involved:

@@ -331,3 +331,8 @@ def test_the_bench_precision_rule_explains_a_failed_output():
     assert "pattern: one core" in result.provenance and "core 1 (block 1)" in result.provenance
     block_tiles[4](x, z, -1)
     assert check_precision(z, x[:4 * T] + 1, "float32").provenance == ""
+
+
+def test_shapes_that_do_not_broadcast_are_refused():
+    with pytest.raises(ValueError, match=r"shape \(3,\), which does not broadcast"):
+        ascsim.explain(np.zeros(4), np.zeros(3))
