@@ -39,6 +39,12 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--soc", metavar="NAME",
                    help="the simulated SoC for scripts that name none (a script's -v wins); "
                    "default Ascend910B1")
+    p.add_argument("--no-provenance", action="store_true",
+                   help="keep no record of who wrote each GM element (a failed comparison of "
+                   "an output is then not explained)")
+    p.add_argument("--race-impact", action=argparse.BooleanOptionalAction, default=None,
+                   help="re-simulate each race in the other order and say whether it changes "
+                   "the outputs or the script's own check (default: on for check, off for run)")
 
 
 def _add_script(p: argparse.ArgumentParser) -> None:
@@ -126,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _run(ns, console: Console) -> int:
     import os
 
+    from ascsim import assert_hooks
     from ascsim.display import print_reports
     from ascsim.runner import print_script_error, run_module, run_script
     from ascsim.session import SESSION
@@ -145,6 +152,8 @@ def _run(ns, console: Console) -> int:
     SESSION.strict = ns.strict or os.environ.get("ASCSIM_STRICT") == "1"
     if ns.timing_only:
         SESSION.timing_only = True
+    SESSION.provenance = not ns.no_provenance
+    assert_hooks.install()
     status = 0
     # Every launch of the script is printed at the end (and drawn, with --trace).
     with SESSION.collect(launches=bool(ns.trace or ns.msprof)) as run:
@@ -157,6 +166,9 @@ def _run(ns, console: Console) -> int:
             status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         except BaseException as exc:  # noqa: BLE001 - show the script's error, then what ran
             print_script_error(exc)
+            explained = assert_hooks.pending_report(exc)
+            if explained:
+                print(explained, file=sys.stderr, flush=True)
             status = 1
     reports = run.reports
     if any(not r.values_computed for r in reports):
@@ -190,15 +202,47 @@ def _run(ns, console: Console) -> int:
         n = write_trace(ns.trace, run.launches, reports)
         console.print(f"trace: {ns.trace} ({n} events) — open it in https://ui.perfetto.dev "
                       "or chrome://tracing")
+    impacts = _race_impact(ns, reports, console)
     if ns.json:
         with open(ns.json, "w") as fh:
-            json.dump({"reports": [r.to_json() for r in reports]}, fh, indent=1)
+            out = {"reports": [r.to_json() for r in reports]}
+            if impacts:
+                out["race_impact"] = [{"kernel": i.site.kernel, "launch": i.site.launch,
+                                       "hazard": i.site.hazard, "harmful": i.harmful,
+                                       "changed": i.changed, "check_before": i.check_before,
+                                       "check_after": i.check_after, "note": i.note,
+                                       "lines": [list(i.site.first), list(i.site.second)]}
+                                      for i in impacts]
+            json.dump(out, fh, indent=1)
     if ns.command == "check":
         findings = sum(len(r.findings) for r in reports)
         if findings == 0 and status == 0:
             console.print("[green]no findings[/]")
         return status or (1 if findings else 0)
     return status
+
+
+def _race_impact(ns, reports, console: Console) -> list:
+    """``--race-impact`` (on by default under check): each race finding of the run judged by
+    re-running the script with the race's other order (ascsim/race_impact.py)."""
+    wanted = ns.race_impact if ns.race_impact is not None else ns.command == "check"
+    found = [(i, r.kernel, f) for i, r in enumerate(reports) for f in r.findings
+             if f.category in ("race", "cross-core-race")]
+    if not wanted or not found or any(not r.values_computed for r in reports):
+        return []
+    from ascsim.race_impact import assess, format_impacts
+    from ascsim.runner import run_module, run_script
+
+    def work() -> None:
+        if ns.module is not None:
+            run_module(ns.module, ns.module_args)
+        else:
+            run_script(ns.script, ns.args)
+
+    impacts = assess(work, found)
+    if impacts:
+        console.print(format_impacts(impacts), highlight=False, markup=False)
+    return impacts
 
 
 def _budget(ns, reports, console: Console) -> int:
@@ -298,6 +342,9 @@ def _demo(ns, console: Console) -> int:
 
 
 def _bench(ns, console: Console) -> int:
+    from ascsim.session import SESSION
+
+    SESSION.provenance = True  # a failed precision rule explains its output
     from ascsim.bench.cli import run as run_bench_cli
 
     return run_bench_cli(ns, console)

@@ -18,6 +18,11 @@ A launch slower than its entry fails the test with the budget table; a faster on
 is reported as a warning, so that the budget can be tightened. ``--ascsim-budget-write`` writes
 the measured times into the files instead of checking them (new entries, or updated ones).
 Relative paths are taken from the test file's folder.
+
+Under ``ascsim run -m pytest`` a test failing on ``assert torch.allclose(out, ref)`` (or
+``numpy.allclose``) for an output a kernel wrote also gets the wrong-output report as a
+section of its failure report (:mod:`ascsim.assert_hooks`); ``assert_close`` and the
+``numpy.testing`` asserts carry it in their message already.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import sys
 import warnings
 
 import pytest
@@ -112,3 +118,18 @@ def pytest_runtest_call(item):
     with _held(path, write):
         result = yield
     return result
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """The wrong-output report of a failed ``assert torch.allclose(...)`` (only when ascsim's
+    comparison hooks are installed: under ``ascsim run``)."""
+    outcome = yield
+    hooks = sys.modules.get("ascsim.assert_hooks")
+    if hooks is None or call.when != "call":
+        return
+    if call.excinfo is not None:
+        text = hooks.pending_report(call.excinfo.value)
+        if text:
+            outcome.get_result().sections.append(("ascsim: why the output is wrong", text))
+    hooks.clear_pending()

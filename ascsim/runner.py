@@ -129,6 +129,9 @@ def run_module(name: str, args: list[str]) -> None:
 #: Modules whose frames lead into the user's code under ``ascsim run``: the command, this
 #: runner and runpy. ``python script.py`` shows none of their like, so neither do we.
 MACHINERY_MODULES = frozenset({"ascsim.cli", "ascsim.runner", "runpy"})
+#: Modules whose frames sit between the user's call and the library it calls: the wrappers
+#: that explain a failed comparison (ascsim/assert_hooks.py). Dropped wherever they are.
+WRAPPER_MODULES = frozenset({"ascsim.assert_hooks"})
 #: ``ASCSIM_FULL_TRACEBACK=1`` keeps every frame (for debugging ascsim itself).
 FULL_TRACEBACK_ENV = "ASCSIM_FULL_TRACEBACK"
 
@@ -138,7 +141,22 @@ def _from_user_code(tb: TracebackType | None) -> TracebackType | None:
     error came before their code ran, e.g. a syntax error, and its message says where)."""
     while tb is not None and tb.tb_frame.f_globals.get("__name__") in MACHINERY_MODULES:
         tb = tb.tb_next
-    return tb
+    return _without_wrappers(tb)
+
+
+def _without_wrappers(tb: TracebackType | None) -> TracebackType | None:
+    """``tb`` without the frames of :data:`WRAPPER_MODULES` (rebuilt from the first one on)."""
+    frames = []
+    while tb is not None:
+        frames.append(tb)
+        tb = tb.tb_next
+    if not any(f.tb_frame.f_globals.get("__name__") in WRAPPER_MODULES for f in frames):
+        return frames[0] if frames else None
+    rebuilt = None
+    for frame in reversed(frames):
+        if frame.tb_frame.f_globals.get("__name__") not in WRAPPER_MODULES:
+            rebuilt = TracebackType(rebuilt, frame.tb_frame, frame.tb_lasti, frame.tb_lineno)
+    return rebuilt
 
 
 def print_script_error(exc: BaseException, file=None) -> None:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from ascsim.hw import DEFAULT_SOC, SocSpec, get_soc
 from ascsim.sim.launch import Launch, LaunchOptions
+from ascsim.sim.provenance import writer_log
 from ascsim.sim.report import KernelReport
 
 
@@ -57,6 +58,9 @@ class Session:
       values (``ascsim run --timing-only``; ``ASCSIM_TIMING_ONLY=1`` sets it at start-up).
     * ``waves``: ``off``, ``on`` or ``verify`` (``ASCSIM_WAVES`` sets it at start-up): run a
       wave of cores as one Python run where the kernel allows it (:mod:`ascsim.sim.wave`).
+    * ``provenance``: launches keep who wrote each GM element (:mod:`ascsim.sim.provenance`),
+      which a failed comparison of an output then explains (:mod:`ascsim.explain`); on under
+      ``ascsim run`` / ``check``, ``ASCSIM_PROVENANCE=1`` sets it at start-up.
     """
 
     def __init__(self) -> None:
@@ -76,6 +80,7 @@ class Session:
         self.timing_only = os.environ.get("ASCSIM_TIMING_ONLY", "") not in ("", "0")
         self.waves = os.environ.get("ASCSIM_WAVES", "") or "off"
         self.observer_factories: list[Callable] = []
+        self.provenance = os.environ.get("ASCSIM_PROVENANCE", "") not in ("", "0")
         self.last_report: KernelReport | None = None
         self._collectors: list[Collection] = []
 
@@ -163,9 +168,11 @@ class Session:
         """The options of the next launch, from the current settings and open collectors."""
         with self._lock:
             keep = any(c.keep_launches for c in self._collectors)
-        return LaunchOptions(checks=self.checks, strict=self.strict,
-                             observers=tuple(self.observer_factories), keep=keep,
-                             timing_only=self.timing_only, waves=self.waves)
+        observers = tuple(self.observer_factories)
+        if self.provenance:
+            observers += (writer_log,)
+        return LaunchOptions(checks=self.checks, strict=self.strict, observers=observers,
+                             keep=keep, timing_only=self.timing_only, waves=self.waves)
 
     def record(self, report: KernelReport, launch: Launch) -> None:
         """A launch ended (or failed with ``report`` partial): hand it to the open collectors."""

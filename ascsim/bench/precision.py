@@ -102,6 +102,9 @@ class PrecisionResult:
     small: ClassCount | None = None
     cancellation: ClassCount | None = None
     deep_reduction: ClassCount | None = None
+    #: For a failed output a simulated launch wrote (with provenance on): which elements break
+    #: the rule's per-element bound, grouped by writer, and their pattern (ascsim/wrong_output.py).
+    provenance: str = ""
 
     def to_json(self) -> dict:
         out = {"passed": self.passed, "dtype": self.dtype, "mere": self.mere, "mare": self.mare,
@@ -137,6 +140,25 @@ def _fmt(x: float) -> str:
 
 
 def check_precision(actual: ArrayLike, golden: ArrayLike, dtype: str, *,
+                    truth: ArrayLike | None = None,
+                    reference: ArrayLike | Callable[[], ArrayLike] | None = None,
+                    mere_threshold: float | None = None) -> PrecisionResult:
+    """:func:`precision_verdict`, and for a failed output a simulated launch wrote, the
+    wrong-output report of the elements whose relative error breaks the rule's per-element
+    bound (MARE: ``|a - g| > MARE * (|g| + EPS)``) in ``provenance``."""
+    result = precision_verdict(actual, golden, dtype, truth=truth, reference=reference,
+                               mere_threshold=mere_threshold)
+    if result.passed:
+        return result
+    from ascsim.assert_hooks import report_for
+
+    th = THRESHOLDS[dtype]
+    mare = TASK_MARE_FACTOR * mere_threshold if mere_threshold is not None else th.mare
+    text = report_for(actual, golden, rtol=mare, atol=mare * EPS)
+    return replace(result, provenance=text) if text else result
+
+
+def precision_verdict(actual: ArrayLike, golden: ArrayLike, dtype: str, *,
                     truth: ArrayLike | None = None,
                     reference: ArrayLike | Callable[[], ArrayLike] | None = None,
                     mere_threshold: float | None = None) -> PrecisionResult:

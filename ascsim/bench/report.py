@@ -100,6 +100,8 @@ def explain_case(result: BenchResult, case_id: int) -> list[str]:
     for r in runs:
         if r.status == "precision_fail":
             lines.append(f"{r.variant} precision: {r.precision.why}")
+            if r.precision.provenance:
+                lines.append(r.precision.provenance)
         if r.below_floor:
             lines.append(f"{r.variant} finding: {r.below_floor}")
     return lines

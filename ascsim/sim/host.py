@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ascsim.sim import provenance
 from ascsim.sim.memory import DeviceMemory, GmBuffer
 
 
@@ -93,7 +94,9 @@ class HostArgument:
 
     def copy_back(self) -> None:
         """Write the device bytes back into the host object (read-only arrays and ``bytes``
-        stay as they were; a buffer the kernel never touched is not copied)."""
+        stay as they were; a buffer the kernel never touched is not copied). The host value
+        is remembered with the buffer's writers (:mod:`ascsim.sim.provenance`)."""
+        provenance.remember(self.value, self.buffer.writers)
         if not self.buffer.touched:  # never read or written on the device: nothing to copy
             return
         raw = self.buffer.data[: self.buffer.nbytes]

@@ -64,7 +64,7 @@ class GmBuffer:
     """
 
     __slots__ = ("id", "name", "nbytes", "address", "_data", "_initial", "_padded", "_released",
-                 "key")
+                 "key", "writers")
 
     #: The memory space name operands and data paths use (``"GM->UB"``).
     space = "GM"
@@ -80,6 +80,9 @@ class GmBuffer:
         self._initial = initial
         self._data = None
         self._released = False
+        # Who wrote which bytes in the launch (ascsim.sim.provenance.BufferWriters), when the
+        # launch kept a writer log.
+        self.writers = None
 
     @property
     def data(self) -> np.ndarray:
