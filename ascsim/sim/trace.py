@@ -22,8 +22,12 @@ def _record_args(ins) -> dict:
     return {} if moved is None else {"path": moved[0], "bytes": moved[1]}
 
 
-def _track(core, pipe: str) -> int:
-    return core.core_id * len(PIPES) + PIPES.index(pipe)
+def track_of(core, pipe: str) -> int:
+    """The trace thread of ``core``'s ``pipe``."""
+    return core.core_id * len(PIPES) + PIPES.index(pipe if pipe in PIPES else "S")
+
+
+_track = track_of
 
 
 def _sweep(intervals) -> list[tuple[float, float]]:
@@ -130,6 +134,13 @@ def trace_events(launches, reports) -> list[dict]:
                            "tid": _track(cores[dst_id], dst if dst in PIPES else "S"),
                            "args": {"line": format_location(loc) if loc else ""}})
         events.extend(gm_counter_events(launch, pid, base))
+        path = getattr(launch, "critical_path", None)  # set by ascsim run --critical-path
+        if path is not None:
+            from ascsim.sim.critical_path import trace_events as path_events
+
+            arrows = path_events(path, launch, pid, base, flow_id)
+            flow_id += len(arrows) // 2
+            events.extend(arrows)
         offset_us += report.device_time_us
     return events
 
