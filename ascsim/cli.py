@@ -39,6 +39,16 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--soc", metavar="NAME",
                    help="the simulated SoC for scripts that name none (a script's -v wins); "
                    "default Ascend910B1")
+    p.add_argument("--critical-path", action="store_true",
+                   help="print the chain of instructions and waits that sets each launch's "
+                   "time, each wait's blocked time, and the waits proven redundant by running "
+                   "the script again without them (with --trace: the path as arrows)")
+    p.add_argument("--what-if", metavar="CHANGE",
+                   help="run the script again with one change and compare times, outputs and "
+                   "findings: drop=FILE:LINE (a wait), buffers=FILE:LINE[xN] (a queue's "
+                   "buffers), soc=NAME, cores=N")
+    # Internal: the re-simulation process of --what-if / --critical-path (ascsim/resim.py).
+    p.add_argument("--apply", metavar="CHANGE", help=argparse.SUPPRESS)
 
 
 def _add_script(p: argparse.ArgumentParser) -> None:
@@ -145,9 +155,13 @@ def _run(ns, console: Console) -> int:
     SESSION.strict = ns.strict or os.environ.get("ASCSIM_STRICT") == "1"
     if ns.timing_only:
         SESSION.timing_only = True
+    resim = _resim_setup(ns, console)
+    if resim is None:
+        return 2
     status = 0
     # Every launch of the script is printed at the end (and drawn, with --trace).
-    with SESSION.collect(launches=bool(ns.trace or ns.msprof)) as run:
+    keep = bool(ns.trace or ns.msprof or ns.critical_path or ns.what_if)
+    with SESSION.collect(launches=keep) as run:
         try:
             if ns.module is not None:
                 run_module(ns.module, ns.module_args)
@@ -186,19 +200,76 @@ def _run(ns, console: Console) -> int:
                           "per launch OPPROF_<nn>_<kernel>/)", highlight=False)
     gate = _budget(ns, reports, console)  # the script's own failure comes first
     status = status or gate
+    digests, change = resim
+    if ns.critical_path or change is not None:
+        _critical_and_what_if(ns, run, status, digests, change, console)
     if ns.trace:
         n = write_trace(ns.trace, run.launches, reports)
         console.print(f"trace: {ns.trace} ({n} events) — open it in https://ui.perfetto.dev "
                       "or chrome://tracing")
     if ns.json:
+        data = {"reports": [r.to_json() for r in reports]}
+        if digests is not None:
+            data["outputs"] = digests.digests
         with open(ns.json, "w") as fh:
-            json.dump({"reports": [r.to_json() for r in reports]}, fh, indent=1)
+            json.dump(data, fh, indent=1)
     if ns.command == "check":
         findings = sum(len(r.findings) for r in reports)
         if findings == 0 and status == 0:
             console.print("[green]no findings[/]")
         return status or (1 if findings else 0)
     return status
+
+
+def _resim_setup(ns, console: Console):
+    """For --critical-path, --what-if and the internal --apply: record causes, keep a digest of
+    each launch's GM, make the change. (digests or None, the what-if's change or None), or
+    None on a usage error."""
+    from ascsim import resim
+    from ascsim.session import SESSION
+
+    digests = None
+    change = None
+    try:
+        if ns.what_if:
+            change = resim.Change.parse(ns.what_if)
+        if ns.apply:
+            resim.apply_change(resim.Change.parse(ns.apply))
+    except resim.ChangeError as exc:
+        console.print(f"[red]ascsim:[/] --{'what-if' if ns.what_if else 'apply'}: {exc}")
+        return None
+    if (ns.what_if or ns.critical_path) and ns.module is not None:
+        console.print("[red]ascsim:[/] --what-if and --critical-path run a script, not -m")
+        return None
+    if ns.critical_path or ns.what_if or ns.apply:
+        resim.seed_generators()
+        digests = resim.OutputDigests()
+        SESSION.observer_factories.append(digests)
+    if ns.critical_path or ns.what_if:
+        SESSION.record_causes = True
+    return digests, change
+
+
+def _critical_and_what_if(ns, run, status: int, digests, change, console: Console) -> None:
+    from ascsim.resim import ChangeError, Outcome
+
+    baseline = Outcome(status, tuple(r.to_json() for r in run.reports),
+                       tuple(digests.digests))
+    if ns.critical_path:
+        from ascsim.critical import report_critical_paths
+
+        report_critical_paths(run.launches, run.reports, console, ns.script, ns.args, baseline,
+                              timing_only=ns.timing_only)
+    if change is not None:
+        from ascsim.sim.critical_path import wait_sites
+        from ascsim.what_if import resolve, what_if
+
+        try:
+            change = resolve(change, wait_sites(run.launches))
+        except ChangeError as exc:
+            console.print(f"[red]ascsim:[/] --what-if: {exc}")
+            return
+        what_if(change, ns.script, ns.args, baseline, console, timing_only=ns.timing_only)
 
 
 def _budget(ns, reports, console: Console) -> int:

@@ -26,6 +26,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from ascsim.hw import DEFAULT_SOC, SocSpec, get_soc
 from ascsim.sim.launch import Launch, LaunchOptions
@@ -55,6 +56,9 @@ class Session:
       an observer or None, called when each launch is built (after the checks).
     * ``timing_only``: launches are timed and checked at the address level but compute no
       values (``ascsim run --timing-only``; ``ASCSIM_TIMING_ONLY=1`` sets it at start-up).
+    * ``record_causes``, ``dropped_syncs``, ``buffer_scale``: the critical path's recording
+      and the what-if changes (``ascsim run --critical-path / --what-if``), as in
+      :class:`~ascsim.sim.launch.LaunchOptions`.
     """
 
     def __init__(self) -> None:
@@ -73,6 +77,9 @@ class Session:
         self.checks = True
         self.timing_only = os.environ.get("ASCSIM_TIMING_ONLY", "") not in ("", "0")
         self.observer_factories: list[Callable] = []
+        self.record_causes = False
+        self.dropped_syncs: frozenset = frozenset()
+        self.buffer_scale: dict = {}
         self.last_report: KernelReport | None = None
         self._collectors: list[Collection] = []
 
@@ -162,7 +169,9 @@ class Session:
             keep = any(c.keep_launches for c in self._collectors)
         return LaunchOptions(checks=self.checks, strict=self.strict,
                              observers=tuple(self.observer_factories), keep=keep,
-                             timing_only=self.timing_only)
+                             timing_only=self.timing_only, record_causes=self.record_causes,
+                             dropped_syncs=self.dropped_syncs,
+                             buffer_scale=MappingProxyType(dict(self.buffer_scale)))
 
     def record(self, report: KernelReport, launch: Launch) -> None:
         """A launch ended (or failed with ``report`` partial): hand it to the open collectors."""

@@ -32,6 +32,7 @@ from ascsim.isa.instr import (
     WaitFlag,
 )
 from ascsim.sim.core import Core
+from ascsim.sim.source import site_key
 
 #: Record types that hold a pipe until something else happened, by the word the tables use.
 WAIT_KINDS = {WaitFlag: "wait_flag", PipeBarrier: "pipe_barrier", CrossCoreWait: "cross-core wait",
@@ -67,13 +68,6 @@ class Block:
         return f"Block({self.pipe} {self.before:.0f}->{self.until:.0f} by {self.source})"
 
 
-def loc_key(loc) -> tuple[str, int] | None:
-    """(file, line) of a record's location, the form ``dropped_syncs`` names."""
-    if not loc:
-        return None
-    return (loc[0], int(loc[1]))
-
-
 class CausalCore(Core):
     """A core that keeps, beside each instruction, the cause of its start.
 
@@ -100,7 +94,7 @@ class CausalCore(Core):
     # ------------------------------------------------------------------ records
     def execute(self, record):
         if self._dropped and isinstance(record, DROPPABLE) and \
-                loc_key(record.loc) in self._dropped:
+                site_key(record.loc) in self._dropped:
             self.executed += 1
             return None
         outer, self._record = self._record, record
