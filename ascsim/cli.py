@@ -134,6 +134,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _run(ns, console: Console) -> int:
+    from ascsim.resim import changes_undone
+
+    with changes_undone():
+        return _run_script(ns, console)
+
+
+def _run_script(ns, console: Console) -> int:
     import os
 
     from ascsim.display import print_reports

@@ -164,6 +164,6 @@ def report_critical_paths(launches, reports, console: Console, script: str | Non
     if redundant:
         console.print("redundant syncs: " + "; ".join(
             f"{v.site.kind} at {format_location(v.site.loc)}" for v in redundant),
-            highlight=False)
+            highlight=False, soft_wrap=True)
     else:
         console.print("redundant syncs: none", highlight=False)

@@ -22,10 +22,12 @@ Changes (the text form, as ``--what-if`` takes it):
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -78,12 +80,12 @@ class Change:
         if kind == "drop":
             return cls("drop", tuple(_site(part, "drop") for part in value.split(",")))
         if kind == "buffers":
-            site, _, factor = value.partition("x")
-            n = int(factor) if factor.isdigit() else 2 if not factor else 0
+            found = re.fullmatch(r"(.*:\d+)(?:x(\d+))?", value)
+            n = int(found.group(2) or 2) if found else 0
             if n < 2:
                 raise ChangeError(f"buffers: the factor of {value!r} must be a whole number "
                                   "of at least 2")
-            return cls("buffers", (_site(site, "buffers"),), n)
+            return cls("buffers", (_site(found.group(1), "buffers"),), n)
         if kind == "soc":
             from ascsim.hw import get_soc
 
@@ -142,6 +144,26 @@ def apply_change(change: Change) -> None:
         SESSION.request_soc(str(change.value))
     elif change.kind == "cores":
         _with_core_count(int(change.value))
+
+
+@contextlib.contextmanager
+def changes_undone():
+    """Undo, when the block ends, what :func:`apply_change` and the recording of
+    ``--critical-path`` set in this process (the session's fields, the SoC table): for a
+    caller that runs ``ascsim.cli.main`` in its own process, such as a test."""
+    from ascsim.hw import socs
+    from ascsim.session import SESSION
+
+    saved = (SESSION.record_causes, SESSION.dropped_syncs, dict(SESSION.buffer_scale),
+             list(SESSION.observer_factories), dict(socs._LOOKUP))
+    try:
+        yield
+    finally:
+        (SESSION.record_causes, SESSION.dropped_syncs, SESSION.buffer_scale, factories,
+         table) = saved
+        SESSION.observer_factories[:] = factories
+        socs._LOOKUP.clear()
+        socs._LOOKUP.update(table)
 
 
 def _with_core_count(n: int) -> None:

@@ -111,5 +111,5 @@ def what_if(change: Change, script: str, args, baseline: Outcome, console: Conso
         console.print(f"what-if {change.describe()}: {a:.2f} -> {b:.2f} µs ({b - a:+.2f} µs, "
                       f"{pct:+.1%}) over {len(other.reports)} launch(es); "
                       + ("outputs or findings differ" if differ else
-                         "same outputs and findings"), highlight=False)
+                         "same outputs and findings"), highlight=False, soft_wrap=True)
     return other
