@@ -49,7 +49,7 @@ def path_table(path: CriticalPath) -> Table:
                   "steps", title_justify="left", show_edge=False)
     for col in ("step", "core", "pipe", "what", "line", "times", "µs", "share"):
         table.add_column(col, justify="right" if col in ("times", "µs", "share") else "left",
-                         no_wrap=col == "line")
+                         no_wrap=col not in ("line", "what"), overflow="fold")
     rows = path.summary()
     total = path.total_us or 1.0
     table.add_row("launch", "", "", "launch overhead", "", "1", f"{path.overhead_us:.3f}",
@@ -66,13 +66,42 @@ def path_table(path: CriticalPath) -> Table:
     return table
 
 
+#: Stretches of a path's chain shown at its start and at its end (the middle is elided).
+CHAIN_ENDS = 8
+
+
+def chain_table(path: CriticalPath) -> Table:
+    """The path in time order, one row per stretch on one core's pipe: where it hands over."""
+    stretches = path.stretches()
+    table = Table(title="the chain, in time order (a row per stretch on one pipe)",
+                  title_justify="left", show_edge=False)
+    for col in ("from µs", "µs", "core", "pipe", "steps", "longest step"):
+        table.add_column(col, justify="right" if col in ("from µs", "µs", "steps") else "left",
+                         no_wrap=col != "longest step", overflow="fold")
+    shown = stretches
+    if len(stretches) > 2 * CHAIN_ENDS + 1:
+        shown = stretches[:CHAIN_ENDS] + [None] + stretches[-CHAIN_ENDS:]
+    for row in shown:
+        if row is None:
+            hidden = stretches[CHAIN_ENDS:-CHAIN_ENDS]
+            table.add_row("...", f"{sum(r[1] for r in hidden):.3f}", "", "",
+                          str(sum(r[4] for r in hidden)), f"{len(hidden)} more stretches")
+            continue
+        start, us, core, pipe, n, longest = row
+        what = f"{longest.kind}: {longest.what}" + (
+            f" ({format_location(longest.loc)})" if longest.loc else "")
+        table.add_row(f"{path.overhead_us + start:.3f}", f"{us:.3f}", core, pipe, str(n), what)
+    return table
+
+
 def waits_table(sites) -> Table:
     table = Table(title="waits: how long each held its pipe (slack 0 = never waited)",
                   title_justify="left", show_edge=False)
     for col in ("line", "wait", "runs", "blocked", "blocked µs", "longest µs", "met by"):
         table.add_column(col, justify="right" if col in ("runs", "blocked", "blocked µs",
                                                          "longest µs") else "left",
-                         no_wrap=col == "line", overflow="fold")
+                         no_wrap=col in ("runs", "blocked", "blocked µs", "longest µs"),
+                         overflow="fold")
     for s in sites:
         table.add_row(format_location(s.loc), s.kind, str(s.count), str(s.blocked),
                       f"{s.stall_us:.3f}", f"{s.max_stall_us:.3f}",
@@ -120,7 +149,7 @@ def verdict_table(verdicts, baseline_us: float) -> Table:
                   title_justify="left", show_edge=False)
     for col in ("line", "wait", "removed with", "verdict", "device µs", "why"):
         table.add_column(col, justify="right" if col == "device µs" else "left",
-                         overflow="fold", no_wrap=col == "line")
+                         overflow="fold", no_wrap=col in ("verdict", "device µs"))
     for v in verdicts:
         others = ", ".join(format_location(x) for x in v.site.set_lines)
         time = "-" if v.time_us is None else f"{v.time_us:.2f}"
@@ -140,6 +169,7 @@ def report_critical_paths(launches, reports, console: Console, script: str | Non
         path = critical_path(launch, report)
         launch.critical_path = path  # the trace draws it
         console.print(path_table(path))
+        console.print(chain_table(path))
         if path.inexact:
             console.print(f"({path.inexact} step(s) of the path end at a time no recorded "
                           "event produced exactly: the instruction running then stands in)",

@@ -97,6 +97,23 @@ class CriticalPath:
         rows = [(*key, n, self.us(c)) for key, (n, c) in groups.items()]
         return sorted(rows, key=lambda r: -r[6])
 
+    def stretches(self) -> list[tuple[float, float, str, str, int, Segment]]:
+        """The path as stretches on one core's pipe, in time order: (start µs, µs, core,
+        pipe label, steps, the stretch's longest step) -- the hand-offs between pipes and
+        cores are where one stretch ends and the next begins."""
+        out: list[list] = []
+        for s in self.segments:
+            if out and (out[-1][2], out[-1][3]) == (s.core, s.pipe):
+                run = out[-1]
+                run[1] += s.cycles
+                run[4] += 1
+                if s.cycles > run[5].cycles:
+                    run[5] = s
+            else:
+                out.append([s.start, s.cycles, s.core, s.pipe, 1, s])
+        return [(self.us(a), self.us(d), core, PIPE_LABELS.get(pipe, pipe), n, longest)
+                for a, d, core, pipe, n, longest in out]
+
     def to_json(self) -> dict:
         return {"kernel": self.kernel, "soc": self.soc, "device_time_us": self.device_time_us,
                 "overhead_us": self.overhead_us, "total_us": self.total_us,
