@@ -218,6 +218,9 @@ def _run_script(ns, console: Console) -> int:
         data = {"reports": [r.to_json() for r in reports]}
         if digests is not None:
             data["outputs"] = digests.digests
+        paths = [getattr(launch, "critical_path", None) for launch in run.launches]
+        if any(paths):
+            data["critical_paths"] = [p.to_json() if p else None for p in paths]
         with open(ns.json, "w") as fh:
             json.dump(data, fh, indent=1)
     if ns.command == "check":

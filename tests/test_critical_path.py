@@ -150,9 +150,9 @@ def test_each_wait_knows_how_long_it_blocked(redundant_script):
 
 
 def test_critical_path_lists_exactly_the_redundant_wait(redundant_script, tmp_path, capsys):
-    trace = tmp_path / "t.json"
-    status = main(["run", "--quiet", "--critical-path", "--trace", str(trace),
-                   redundant_script])
+    trace, report = tmp_path / "t.json", tmp_path / "r.json"
+    status = main(["run", "--quiet", "--critical-path", "--trace", str(trace), "--json",
+                   str(report), redundant_script])
     out = capsys.readouterr().out
     assert status == 0
     assert "critical path of add_one_slot on Ascend910B1" in out
@@ -162,6 +162,11 @@ def test_critical_path_lists_exactly_the_redundant_wait(redundant_script, tmp_pa
     events = json.loads(trace.read_text())["traceEvents"]
     arrows = [e for e in events if e.get("cat") == "critical-path"]
     assert arrows and {e["ph"] for e in arrows} == {"s", "f"}
+    data = json.loads(report.read_text())
+    (path,) = data["critical_paths"]
+    assert path["total_us"] == pytest.approx(data["reports"][0]["device_time_us"], abs=1e-9)
+    assert sum(s["us"] for s in path["segments"]) + path["overhead_us"] == \
+        pytest.approx(path["total_us"], abs=1e-9)
 
 
 def test_what_if_dropping_a_needed_wait_shows_the_race(redundant_script, capsys):

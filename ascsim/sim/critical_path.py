@@ -31,6 +31,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ascsim.sim.causes import WAIT_KINDS, CausalCore
+from ascsim.sim.launch import fewer_collections
 from ascsim.sim.report import PIPE_LABELS
 from ascsim.sim.source import Location, format_location
 
@@ -339,7 +340,8 @@ def critical_path(launch, report) -> CriticalPath:
     if launch.l2_cache is not None:
         end = max(end, launch.l2_cache.hbm_bound_cycles(soc.gm_bandwidth_bytes_per_cycle))
     walk = _Walk(launch)
-    walk.run(end)
+    with fewer_collections():  # the kept launch's records are many and all alive
+        walk.run(end)
     return CriticalPath(kernel=report.kernel, soc=soc.name, device_time_us=report.device_time_us,
                         overhead_us=report.launch_overhead_us, clock_mhz=soc.clock_mhz,
                         segments=tuple(walk.segments), inexact=walk.inexact)
