@@ -25,6 +25,20 @@ from ascsim.sim.source import format_location
 
 #: Wait kinds (:data:`ascsim.sim.causes.WAIT_KINDS`) a user writes, and so may delete.
 CANDIDATE_KINDS = frozenset({"wait_flag", "pipe_barrier", "cross-core wait", "core barrier"})
+#: Longest kernel line shown whole in the tables; a longer path keeps its last two parts.
+WHERE_CHARS = 36
+
+
+def where(loc) -> str:
+    """A kernel line for the tables: ``file:line`` relative to the working directory, or
+    ``.../folder/file:line`` when that is long (an installed package's kernels)."""
+    text = format_location(loc)
+    if len(text) <= WHERE_CHARS:
+        return text
+    parts = text.replace(os.sep, "/").split("/")
+    return ".../" + "/".join(parts[-2:])
+
+
 #: Rows of a path's table before the rest are summed up in one.
 PATH_ROWS = 12
 
@@ -49,8 +63,10 @@ def path_table(path: CriticalPath) -> Table:
                   "steps", title_justify="left", show_edge=False)
     for col in ("step", "core", "pipe", "what", "line", "times", "µs", "share"):
         table.add_column(col, justify="right" if col in ("times", "µs", "share") else "left",
-                         no_wrap=col not in ("line", "what"), overflow="fold")
-    rows = path.summary()
+                         no_wrap=col != "what", overflow="fold",
+                         min_width=12 if col == "what" else None)
+    rows = [(k, c, p, w, where(line_loc) if line_loc else "", n, us)
+            for k, c, p, w, line_loc, n, us in path.summary_by_loc()]
     total = path.total_us or 1.0
     table.add_row("launch", "", "", "launch overhead", "", "1", f"{path.overhead_us:.3f}",
                   f"{path.overhead_us / total:.0%}")
@@ -59,7 +75,7 @@ def path_table(path: CriticalPath) -> Table:
     rest = rows[PATH_ROWS:]
     if rest:
         us = sum(r[6] for r in rest)
-        table.add_row("...", "", "", f"{len(rest)} more kinds of step", "",
+        table.add_row("...", "", "", f"{len(rest)} more", "",
                       str(sum(r[5] for r in rest)), f"{us:.3f}", f"{us / total:.0%}")
     table.add_row("total", "", "", "", "", str(len(path.segments) + 1), f"{path.total_us:.3f}",
                   "100%")
@@ -89,7 +105,7 @@ def chain_table(path: CriticalPath) -> Table:
             continue
         start, us, core, pipe, n, longest = row
         what = f"{longest.kind}: {longest.what}" + (
-            f" ({format_location(longest.loc)})" if longest.loc else "")
+            f" ({where(longest.loc)})" if longest.loc else "")
         table.add_row(f"{path.overhead_us + start:.3f}", f"{us:.3f}", core, pipe, str(n), what)
     return table
 
@@ -103,9 +119,9 @@ def waits_table(sites) -> Table:
                          no_wrap=col in ("runs", "blocked", "blocked µs", "longest µs"),
                          overflow="fold")
     for s in sites:
-        table.add_row(format_location(s.loc), s.kind, str(s.count), str(s.blocked),
+        table.add_row(where(s.loc), s.kind, str(s.count), str(s.blocked),
                       f"{s.stall_us:.3f}", f"{s.max_stall_us:.3f}",
-                      ", ".join(format_location(x) for x in s.set_lines))
+                      ", ".join(where(x) for x in s.set_lines))
     return table
 
 
@@ -132,8 +148,8 @@ def prove_redundant(sites, script: str, args, baseline: Outcome, console: Consol
         if shared:
             line, other = shared[0]
             verdicts.append(Verdict(site, change, False,
-                                    f"its set_flag at {format_location(line)} also meets the "
-                                    f"wait at {format_location(other.loc)}", None))
+                                    f"its set_flag at {where(line)} also meets the wait at "
+                                    f"{where(other.loc)}", None))
             continue
         if console is not None:
             console.print(f"re-simulating {change.describe()} ...", highlight=False)
@@ -151,9 +167,9 @@ def verdict_table(verdicts, baseline_us: float) -> Table:
         table.add_column(col, justify="right" if col == "device µs" else "left",
                          overflow="fold", no_wrap=col in ("verdict", "device µs"))
     for v in verdicts:
-        others = ", ".join(format_location(x) for x in v.site.set_lines)
+        others = ", ".join(where(x) for x in v.site.set_lines)
         time = "-" if v.time_us is None else f"{v.time_us:.2f}"
-        table.add_row(format_location(v.site.loc), v.site.kind, others or "-",
+        table.add_row(where(v.site.loc), v.site.kind, others or "-",
                       "[green]redundant[/]" if v.redundant else "needed", time, v.why)
     table.caption = f"(the script's launches take {baseline_us:.2f} µs with every wait)"
     return table

@@ -265,8 +265,9 @@ def same_results(a: Outcome, b: Outcome) -> tuple[bool, str]:
     for ra, rb in zip(a.reports, b.reports):
         new = {finding_key(f) for f in rb["findings"]} - {finding_key(f) for f in ra["findings"]}
         if new:
-            category, _ = sorted(new)[0]
-            return False, f"a new {category} finding in {rb['kernel']}"
+            category, lines = sorted(new)[0]
+            at = ", ".join(f"{os.path.basename(f)}:{n}" for f, n in lines)
+            return False, f"a new {category} finding in {rb['kernel']} ({at})"
     if a.outputs != b.outputs:
         n = sum(x != y for x, y in zip(a.outputs, b.outputs)) + abs(len(a.outputs) -
                                                                     len(b.outputs))

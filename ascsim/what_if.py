@@ -40,6 +40,12 @@ def resolve(change: Change, sites) -> Change:
     return Change("drop", tuple(dict.fromkeys(lines)))
 
 
+def _time(r: dict | None) -> str:
+    if r is None:
+        return "not launched"
+    return f"{r['device_time_us']:.2f}" + (" (stopped with an error)" if r.get("failed") else "")
+
+
 def _outputs(a: Outcome, b: Outcome, i: int | None, j: int | None) -> str:
     if i is None or j is None or i >= len(a.outputs) or j >= len(b.outputs):
         return "-"
@@ -62,10 +68,9 @@ def comparison_table(base: Outcome, other: Outcome, change: Change) -> tuple[Tab
     differ = False
     for pair in pair_launches(base.reports, other.reports):
         a, b = pair.a, pair.b
-        ta = f"{a['device_time_us']:.2f}" if a else "not launched"
-        tb = f"{b['device_time_us']:.2f}" if b else "not launched"
+        ta, tb = _time(a), _time(b)
         change_text = "-"
-        if a and b:
+        if a and b and not a.get("failed") and not b.get("failed"):
             d = b["device_time_us"] - a["device_time_us"]
             pct = d / a["device_time_us"] if a["device_time_us"] else 0.0
             change_text = f"{d:+.2f} ({pct:+.1%})"
@@ -106,7 +111,11 @@ def what_if(change: Change, script: str, args, baseline: Outcome, console: Conso
                       f"{baseline.status}[/]" + (f": {other.error}" if other.error else ""),
                       highlight=False)
     a, b = baseline.device_time_us, other.device_time_us
-    if other.reports:
+    failed = any(r.get("failed") for r in (*baseline.reports, *other.reports))
+    if failed or not other.reports:
+        console.print(f"what-if {change.describe()}: no time to compare, a run stopped with an "
+                      "error (see above)", highlight=False, soft_wrap=True)
+    else:
         pct = (b - a) / a if a else 0.0
         console.print(f"what-if {change.describe()}: {a:.2f} -> {b:.2f} µs ({b - a:+.2f} µs, "
                       f"{pct:+.1%}) over {len(other.reports)} launch(es); "

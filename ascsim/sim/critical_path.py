@@ -88,11 +88,15 @@ class CriticalPath:
 
     def summary(self) -> list[tuple[str, str, str, str, str, int, float]]:
         """Segments grouped by (kind, core, pipe, what, line): (kind, core, pipe label, what,
-        line, how many, µs), the longest first."""
+        line as text, how many, µs), the longest first."""
+        return [(k, c, p, w, format_location(loc) if loc else "", n, us)
+                for k, c, p, w, loc, n, us in self.summary_by_loc()]
+
+    def summary_by_loc(self) -> list[tuple]:
+        """:meth:`summary` with each line as its location (None where there is none)."""
         groups: dict[tuple, list] = defaultdict(lambda: [0, 0.0])
         for s in self.segments:
-            key = (s.kind, s.core, PIPE_LABELS.get(s.pipe, s.pipe), s.what,
-                   format_location(s.loc) if s.loc else "")
+            key = (s.kind, s.core, PIPE_LABELS.get(s.pipe, s.pipe), s.what, s.loc)
             groups[key][0] += 1
             groups[key][1] += s.cycles
         rows = [(*key, n, self.us(c)) for key, (n, c) in groups.items()]
