@@ -46,8 +46,9 @@ PATH_ROWS = 12
 @dataclass(frozen=True)
 class Verdict:
     """The re-simulation of one never-blocking wait: ``redundant`` when the run without it
-    came out the same; ``why`` says what differed otherwise; ``time_us``: the script's device
-    time without it (None if it did not run)."""
+    came out the same; ``why`` says what differed otherwise, or why it was not tried (a
+    ``set_flag`` it shares with another wait); ``time_us``: the script's device time without
+    it (None if it was not run)."""
 
     site: WaitSite
     change: Change
@@ -161,16 +162,17 @@ def prove_redundant(sites, script: str, args, baseline: Outcome, console: Consol
 
 
 def verdict_table(verdicts, baseline_us: float) -> Table:
-    table = Table(title="waits that never blocked, run again without them",
+    table = Table(title="waits that never blocked, run again without them (and the set_flag "
+                  "lines that met them)",
                   title_justify="left", show_edge=False)
-    for col in ("line", "wait", "removed with", "verdict", "device µs", "why"):
+    for col in ("line", "wait", "verdict", "device µs", "why"):
         table.add_column(col, justify="right" if col == "device µs" else "left",
                          overflow="fold", no_wrap=col in ("verdict", "device µs"))
     for v in verdicts:
-        others = ", ".join(where(x) for x in v.site.set_lines)
         time = "-" if v.time_us is None else f"{v.time_us:.2f}"
-        table.add_row(where(v.site.loc), v.site.kind, others or "-",
-                      "[green]redundant[/]" if v.redundant else "needed", time, v.why)
+        verdict = "[green]redundant[/]" if v.redundant else \
+            "needed" if v.time_us is not None else "not tried"
+        table.add_row(where(v.site.loc), v.site.kind, verdict, time, v.why)
     table.caption = f"(the script's launches take {baseline_us:.2f} µs with every wait)"
     return table
 
@@ -209,7 +211,7 @@ def report_critical_paths(launches, reports, console: Console, script: str | Non
     redundant = [v for v in verdicts if v.redundant]
     if redundant:
         console.print("redundant syncs: " + "; ".join(
-            f"{v.site.kind} at {format_location(v.site.loc)}" for v in redundant),
+            f"{v.site.kind} at {where(v.site.loc)}" for v in redundant),
             highlight=False, soft_wrap=True)
     else:
         console.print("redundant syncs: none", highlight=False)
