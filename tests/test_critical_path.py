@@ -162,6 +162,8 @@ def test_critical_path_lists_exactly_the_redundant_wait(redundant_script, tmp_pa
     events = json.loads(trace.read_text())["traceEvents"]
     arrows = [e for e in events if e.get("cat") == "critical-path"]
     assert arrows and {e["ph"] for e in arrows} == {"s", "f"}
+    marked = [e for e in events if e.get("ph") == "X" and e["args"].get("critical_path")]
+    assert marked and {e["name"] for e in marked} >= {"data_copy", "add"}
     data = json.loads(report.read_text())
     (path,) = data["critical_paths"]
     assert path["total_us"] == pytest.approx(data["reports"][0]["device_time_us"], abs=1e-9)

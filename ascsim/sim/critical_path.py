@@ -415,6 +415,12 @@ def _add(acc: dict, block, stall_us: float) -> None:
 
 
 # ============================================================================ trace
+def on_path(path: CriticalPath) -> frozenset:
+    """(core label, pipe, start cycle) of every instruction on the path: the trace marks
+    their slices."""
+    return frozenset((s.core, s.pipe, s.start) for s in path.segments if s.kind == "instruction")
+
+
 def trace_events(path: CriticalPath, launch, pid: int, base_us: float, first_id: int) -> list:
     """The path as flow arrows (cat ``critical-path``) in the Perfetto trace of
     :mod:`ascsim.sim.trace`: one arrow per step from one track to another, along the path."""
