@@ -27,6 +27,7 @@ instruction that holds that time, and ``CriticalPath.inexact`` counts such steps
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -271,8 +272,6 @@ class _Walk:
     @staticmethod
     def _near(index: _Index, t: float):
         """An instruction that completed at ``t`` up to float rounding."""
-        from bisect import bisect_left
-
         dones = index.dones
         k = bisect_left(dones, (t - abs(t) * _EPS - _EPS, -1))
         if k < len(dones) and abs(dones[k][0] - t) <= abs(t) * _EPS + _EPS:
@@ -292,8 +291,8 @@ class _Walk:
             i = self.idx(core).start.get((pipe, started))
             if i is not None:
                 return self.started, (core, i)
-            self.inexact += 1
-            return self.scalar, (core, until - 1e-9) if until > core.start_time else None
+            self.inexact += 1  # the oldest queued instruction is not found: go on working back
+            return (self.scalar, (core, until - 1e-9)) if until > core.start_time else None
         setup_end = core.start_time + self.start_cycles
         if t > setup_end:
             self.emit(setup_end, "scalar", core, "S", "scalar issue", None)
