@@ -222,3 +222,38 @@ def test_what_if_of_a_line_without_a_wait_is_refused(redundant_script, capsys):
     out = capsys.readouterr().out
     assert status == 0
     assert "--what-if: drop: no wait ran at" in out and "waits that ran:" in out
+
+
+@pytest.mark.parametrize("script,args,soc", [
+    ("matmul_mix.py", ["-r", "Model", "-v", "Ascend910B1"], None),  # ends in a PIPE_ALL barrier
+    ("vector_add_flags.py", ["-r", "Model", "-v", "Ascend910B1"], None),
+    ("pto/matmul_ring.py", [], "Ascend950PR_9579"),
+    ("triton/fused_softmax.py", [], "Ascend910B1"),
+])
+def test_path_is_exact_in_every_front_end(script, args, soc):
+    def run():
+        with SESSION.using_soc(soc):
+            run_script(os.path.join(EXAMPLES, script), args)
+
+    launches, reports = _recorded(run)
+    assert launches
+    for launch, report in zip(launches, reports):
+        _check_tiles(critical_path(launch, report))
+
+
+def test_path_runs_through_earlier_waves():
+    """96 blocks on the 48 AIVs of the 910B1: the second wave's cores start where the first
+    wave's ended on the same core."""
+    import sys
+
+    sys.path.insert(0, EXAMPLES)
+    try:
+        import vector_add_queues as example
+    finally:
+        sys.path.remove(EXAMPLES)
+    launches, reports = _recorded(
+        lambda: example.run("Ascend910B1", length=96 * 2 * 128, cores=96, tile=128))
+    path = critical_path(launches[0], reports[0])
+    _check_tiles(path)
+    starts = [s for s in path.segments if s.kind == "start-up"]
+    assert len(starts) == 2 and starts[0].core == "AIV0" and starts[1].core == "AIV48"

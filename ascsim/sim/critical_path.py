@@ -190,15 +190,17 @@ class _Walk:
     def at_end(self, core):
         return self.completed, (core, "ALL", core.end_time())
 
-    def completed(self, core, pipe: str, t: float):
-        """What on ``pipe`` (``ALL``: any) of ``core`` completed at cycle ``t``."""
+    def completed(self, core, pipe: str, t: float, waited_for=None):
+        """What on ``pipe`` (``ALL``: any) of ``core`` completed at cycle ``t``;
+        ``waited_for``: the wait asking, which is not its own answer (a barrier of every pipe
+        waits for the core's own time, and holds its pipes until then)."""
         index = self.idx(core)
         for table in (index.done, index.end):
             i = table.get((pipe, t))
             if i is not None:
                 return self.ran(core, i, t)
         block = index.blocks.get((pipe, t))
-        if block is not None:
+        if block is not None and (waited_for is None or block.record is not waited_for.record):
             return self.waited, (block,)
         if pipe in ("S", "ALL") or t <= core.scalar:
             return self.scalar, (core, t)
@@ -236,7 +238,7 @@ class _Walk:
         src = self.cores[src_id] if isinstance(src_id, int) else src_id
         if src_pipe == "S" and src is not core and not self.idx(src).done.get(("S", t_set)):
             return self.scalar, (src, t_set)
-        return self.completed, (src, src_pipe if src_pipe != "ALL" else "ALL", t_set)
+        return self.completed, (src, src_pipe, t_set, block)
 
     def operand(self, core, t: float, before: int):
         """Instruction ``before`` of ``core`` found its operands ready at ``t``: a gate's
