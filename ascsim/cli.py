@@ -277,7 +277,7 @@ def _critical_and_what_if(ns, run, status: int, digests, change, console: Consol
         try:
             change = resolve(change, wait_sites(run.launches))
         except ChangeError as exc:
-            console.print(f"[red]ascsim:[/] --what-if: {exc}")
+            console.print(f"[red]ascsim:[/] --what-if: {exc}", soft_wrap=True)
             return
         what_if(change, ns.script, ns.args, baseline, console, timing_only=ns.timing_only)
 
