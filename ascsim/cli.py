@@ -45,6 +45,16 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--race-impact", action=argparse.BooleanOptionalAction, default=None,
                    help="re-simulate each race in the other order and say whether it changes "
                    "the outputs or the script's own check (default: on for check, off for run)")
+    p.add_argument("--critical-path", action="store_true",
+                   help="print the chain of instructions and waits that sets each launch's "
+                   "time, each wait's blocked time, and the waits proven redundant by running "
+                   "the script again without them (with --trace: the path as arrows)")
+    p.add_argument("--what-if", metavar="CHANGE",
+                   help="run the script again with one change and compare times, outputs and "
+                   "findings: drop=FILE:LINE (a wait), buffers=FILE:LINE[xN] (a queue's "
+                   "buffers), soc=NAME, cores=N")
+    # Internal: the re-simulation process of --what-if / --critical-path (ascsim/resim.py).
+    p.add_argument("--apply", metavar="CHANGE", help=argparse.SUPPRESS)
 
 
 def _add_script(p: argparse.ArgumentParser) -> None:
@@ -130,6 +140,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _run(ns, console: Console) -> int:
+    from ascsim.resim import changes_undone
+
+    with changes_undone():
+        return _run_script(ns, console)
+
+
+def _run_script(ns, console: Console) -> int:
     import os
 
     from ascsim import assert_hooks
@@ -154,9 +171,13 @@ def _run(ns, console: Console) -> int:
         SESSION.timing_only = True
     SESSION.provenance = not ns.no_provenance
     assert_hooks.install()
+    resim = _resim_setup(ns, console)
+    if resim is None:
+        return 2
     status = 0
     # Every launch of the script is printed at the end (and drawn, with --trace).
-    with SESSION.collect(launches=bool(ns.trace or ns.msprof)) as run:
+    keep = bool(ns.trace or ns.msprof or ns.critical_path or ns.what_if)
+    with SESSION.collect(launches=keep) as run:
         try:
             if ns.module is not None:
                 run_module(ns.module, ns.module_args)
@@ -198,22 +219,30 @@ def _run(ns, console: Console) -> int:
                           "per launch OPPROF_<nn>_<kernel>/)", highlight=False)
     gate = _budget(ns, reports, console)  # the script's own failure comes first
     status = status or gate
+    digests, change = resim
+    if ns.critical_path or change is not None:
+        _critical_and_what_if(ns, run, status, digests, change, console)
     if ns.trace:
         n = write_trace(ns.trace, run.launches, reports)
         console.print(f"trace: {ns.trace} ({n} events) — open it in https://ui.perfetto.dev "
                       "or chrome://tracing")
     impacts = _race_impact(ns, reports, console)
     if ns.json:
+        data = {"reports": [r.to_json() for r in reports]}
+        if digests is not None:
+            data["outputs"] = digests.digests
+        paths = [getattr(launch, "critical_path", None) for launch in run.launches]
+        if any(paths):
+            data["critical_paths"] = [p.to_json() if p else None for p in paths]
+        if impacts:
+            data["race_impact"] = [{"kernel": i.site.kernel, "launch": i.site.launch,
+                                    "hazard": i.site.hazard, "harmful": i.harmful,
+                                    "changed": i.changed, "check_before": i.check_before,
+                                    "check_after": i.check_after, "note": i.note,
+                                    "lines": [list(i.site.first), list(i.site.second)]}
+                                   for i in impacts]
         with open(ns.json, "w") as fh:
-            out = {"reports": [r.to_json() for r in reports]}
-            if impacts:
-                out["race_impact"] = [{"kernel": i.site.kernel, "launch": i.site.launch,
-                                       "hazard": i.site.hazard, "harmful": i.harmful,
-                                       "changed": i.changed, "check_before": i.check_before,
-                                       "check_after": i.check_after, "note": i.note,
-                                       "lines": [list(i.site.first), list(i.site.second)]}
-                                      for i in impacts]
-            json.dump(out, fh, indent=1)
+            json.dump(data, fh, indent=1)
     if ns.command == "check":
         findings = sum(len(r.findings) for r in reports)
         if findings == 0 and status == 0:
@@ -243,6 +272,57 @@ def _race_impact(ns, reports, console: Console) -> list:
     if impacts:
         console.print(format_impacts(impacts), highlight=False, markup=False)
     return impacts
+
+
+def _resim_setup(ns, console: Console):
+    """For --critical-path, --what-if and the internal --apply: record causes, keep a digest of
+    each launch's GM, make the change. (digests or None, the what-if's change or None), or
+    None on a usage error."""
+    from ascsim import resim
+    from ascsim.session import SESSION
+
+    digests = None
+    change = None
+    try:
+        if ns.what_if:
+            change = resim.Change.parse(ns.what_if)
+        if ns.apply:
+            resim.apply_change(resim.Change.parse(ns.apply))
+    except resim.ChangeError as exc:
+        console.print(f"[red]ascsim:[/] --{'what-if' if ns.what_if else 'apply'}: {exc}")
+        return None
+    if (ns.what_if or ns.critical_path) and ns.module is not None:
+        console.print("[red]ascsim:[/] --what-if and --critical-path run a script, not -m")
+        return None
+    if ns.critical_path or ns.what_if or ns.apply:
+        resim.seed_generators()
+        digests = resim.OutputDigests()
+        SESSION.observer_factories.append(digests)
+    if ns.critical_path or ns.what_if:
+        SESSION.record_causes = True
+    return digests, change
+
+
+def _critical_and_what_if(ns, run, status: int, digests, change, console: Console) -> None:
+    from ascsim.resim import ChangeError, Outcome
+
+    baseline = Outcome(status, tuple(r.to_json() for r in run.reports),
+                       tuple(digests.digests))
+    if ns.critical_path:
+        from ascsim.critical import report_critical_paths
+
+        report_critical_paths(run.launches, run.reports, console, ns.script, ns.args, baseline,
+                              timing_only=ns.timing_only)
+    if change is not None:
+        from ascsim.sim.critical_path import wait_sites
+        from ascsim.what_if import resolve, what_if
+
+        try:
+            change = resolve(change, wait_sites(run.launches))
+        except ChangeError as exc:
+            console.print(f"[red]ascsim:[/] --what-if: {exc}", soft_wrap=True)
+            return
+        what_if(change, ns.script, ns.args, baseline, console, timing_only=ns.timing_only)
 
 
 def _budget(ns, reports, console: Console) -> int:

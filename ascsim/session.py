@@ -26,6 +26,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from ascsim.hw import DEFAULT_SOC, SocSpec, get_soc
 from ascsim.sim.launch import Launch, LaunchOptions
@@ -61,6 +62,9 @@ class Session:
     * ``provenance``: launches keep who wrote each GM element (:mod:`ascsim.sim.provenance`),
       which a failed comparison of an output then explains (:mod:`ascsim.explain`); on under
       ``ascsim run`` / ``check``, ``ASCSIM_PROVENANCE=1`` sets it at start-up.
+    * ``record_causes``, ``dropped_syncs``, ``buffer_scale``: the critical path's recording
+      and the what-if changes (``ascsim run --critical-path / --what-if``), as in
+      :class:`~ascsim.sim.launch.LaunchOptions`.
     """
 
     def __init__(self) -> None:
@@ -81,6 +85,9 @@ class Session:
         self.waves = os.environ.get("ASCSIM_WAVES", "") or "off"
         self.observer_factories: list[Callable] = []
         self.provenance = os.environ.get("ASCSIM_PROVENANCE", "") not in ("", "0")
+        self.record_causes = False
+        self.dropped_syncs: frozenset = frozenset()
+        self.buffer_scale: dict = {}
         self.last_report: KernelReport | None = None
         self._collectors: list[Collection] = []
 
@@ -172,7 +179,10 @@ class Session:
         if self.provenance:
             observers += (writer_log,)
         return LaunchOptions(checks=self.checks, strict=self.strict, observers=observers,
-                             keep=keep, timing_only=self.timing_only, waves=self.waves)
+                             keep=keep, timing_only=self.timing_only, waves=self.waves,
+                             record_causes=self.record_causes,
+                             dropped_syncs=self.dropped_syncs,
+                             buffer_scale=MappingProxyType(dict(self.buffer_scale)))
 
     def record(self, report: KernelReport, launch: Launch) -> None:
         """A launch ended (or failed with ``report`` partial): hand it to the open collectors."""

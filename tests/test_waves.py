@@ -142,3 +142,26 @@ def test_an_unknown_mode_is_refused():
     from ascsim.sim.launch import LaunchOptions
     with pytest.raises(ValueError, match="must be one of"):
         LaunchOptions(waves="sometimes")
+
+
+def test_a_wave_keeps_the_writer_log_of_the_per_core_run():
+    """The provenance log (on by default under ``ascsim run``) does not stop a wave, and the
+    writers a wave records are the per-core run's."""
+    from ascsim.sim import provenance
+
+    def writer_runs(mode):
+        before = SESSION.provenance
+        SESSION.provenance = True
+        try:
+            x, y, z, report = launch(mode)
+        finally:
+            SESSION.provenance = before
+        return z, report, provenance.lookup(z)
+
+    z_off, off, found_off = writer_runs("off")
+    z_on, on, found_on = writer_runs("on")
+    np.testing.assert_array_equal(z_on, z_off)
+    assert on.waved_instructions == sum(c.instructions for c in on.cores) > 0
+    assert found_off is not None and found_on is not None
+    assert found_on.writers.runs(4, z_on.size) == found_off.writers.runs(4, z_off.size)
+    assert found_on.writers.writers == found_off.writers.writers

@@ -20,6 +20,7 @@ from ascsim.asc.tensor import POSITION_MEMORY, LocalTensor, memory_for
 from ascsim.isa import BLOCK_BYTES as BLOCK
 from ascsim.isa import KernelError, gate_op
 from ascsim.sim.memory import round_up
+from ascsim.sim.source import site_key
 from ascsim.sim.sync import Gate
 
 #: TPosition -> (pipe that fills a buffer of that position, pipe that consumes it): the two
@@ -66,7 +67,10 @@ def _init_buffer(owner, que, num, nbytes, buf, loc) -> None:
         raise KernelError("init_buffer needs que= (with num= and len=) or buf=", loc)
     if num is None or nbytes is None:
         raise KernelError("init_buffer(que=...) needs num= (buffer count) and len= (bytes)", loc)
-    que._init(owner, int(num), int(nbytes), loc)
+    # The what-if of more buffers for this queue (ascsim run --what-if buffers=FILE:LINE).
+    scales = owner.core.launch.options.buffer_scale
+    scale = scales.get(site_key(loc), 1) if scales else 1
+    que._init(owner, int(num) * scale, int(nbytes), loc)
 
 
 def _carve(pipe, mem, nbytes: int, loc, what: str) -> int:

@@ -192,8 +192,10 @@ class Core:
             return self.scalar
         return max(self.pipe_done[pipe], self.pipe_free[pipe], self.scalar)
 
-    def block_pipe(self, pipe: str, until: float) -> None:
-        """Nothing more on ``pipe`` starts before ``until``."""
+    def block_pipe(self, pipe: str, until: float, source=None) -> None:
+        """Nothing more on ``pipe`` starts before ``until``. ``source``: what the pipe waits
+        for, as (core id, pipe, cycle) -- the signal's origin, which this machine ignores and a
+        recording core (:mod:`ascsim.sim.causes`) keeps for the critical path."""
         if pipe == "S":
             if until > self.scalar:
                 self.scalar = until

@@ -349,8 +349,7 @@ def _on_scalar_unit(core, instr) -> None:
     """A local scalar load or store is the scalar unit's own work: the scalar unit goes on once
     it is done (so a flag set from pipe S after it covers it, and its cycles are not counted
     twice against the scalar unit's time)."""
-    if instr.end > core.scalar:
-        core.scalar = instr.end
+    core.block_pipe("S", instr.end, (core.core_id, "S", instr.end))
 
 
 #: How many of a core's latest pipe instructions a scalar load looks through for the one that

@@ -21,8 +21,8 @@ def execute_inspect(core, rec: Inspect):
     blocks = max(1, -(-flat.size * src.itemsize // BLOCK_BYTES))
     instr = core.issue(rec.pipe, rec.op, core.timing.scalar_ld_st_cycles * blocks, 0, loc,
                        reads=(access,), ready=gates_ready((src,)), record=rec)
-    if rec.pipe == "S" and instr.end > core.scalar:
-        core.scalar = instr.end  # the scalar unit prints, then goes on
+    if rec.pipe == "S":  # the scalar unit prints, then goes on
+        core.block_pipe("S", instr.end, (core.core_id, "S", instr.end))
     gates_done((src,), instr.done)
     if not core.launch.values:
         check_accesses(core, ((src, access),), loc)

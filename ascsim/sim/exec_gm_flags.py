@@ -64,7 +64,7 @@ def execute_gm_flag_wait(core, rec: GmFlagWait) -> None:
     pipes = ("S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX") if rec.pipe == "ALL" else (rec.pipe,)
     for pipe in pipes:
         if pipe in core.pipe_free or pipe == "S":
-            core.block_pipe(pipe, t)
+            core.block_pipe(pipe, t, (setter, setter_pipe, t_set))
 
 
 EXECUTORS = {GmFlagSet: execute_gm_flag_set, GmFlagWait: execute_gm_flag_wait}

@@ -145,6 +145,13 @@ class LaunchOptions:
       and the address-level checks (bounds, alignment, races, uninitialised reads, gates) are
       exactly as in a full run. Scalar loads still read real values (kernels branch on them).
       The report says the outputs were not computed.
+    * ``record_causes``: the cores record why each instruction started when it did and how
+      long each wait held (:class:`ascsim.sim.causes.CausalCore`), for the critical path
+      (:mod:`ascsim.sim.critical_path`); the timing is the same.
+    * ``dropped_syncs``: (file, line) of synchronisation calls left out of the run (a what-if
+      of deleting them, :mod:`ascsim.what_if`); needs no other option.
+    * ``buffer_scale``: (file, line) of a queue's ``init_buffer`` -> how many times its buffer
+      count to give it (the what-if of double buffering; the pyasc front-end reads it).
     """
 
     checks: bool = True
@@ -157,6 +164,10 @@ class LaunchOptions:
     #: kernel allows it (:mod:`ascsim.sim.wave`); ``verify`` also runs the launch per core
     #: and raises on any difference.
     waves: str = "off"
+    record_causes: bool = False
+    dropped_syncs: frozenset = frozenset()
+    buffer_scale: Mapping[tuple[str, int], int] = field(
+        default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self):
         if self.waves not in waves.MODES:
@@ -418,13 +429,16 @@ class Launch:
         cfg = self.config
         wave = self.blocks_per_wave()
         previous_end: dict[int, float] = {}
+        core_class = Core
+        if self.options.record_causes or self.options.dropped_syncs:
+            from ascsim.sim.causes import CausalCore as core_class
         for first in range(0, cfg.block_num, wave):
             blocks = range(first, min(first + wave, cfg.block_num))
             wave_cores = []
             for block in blocks:
                 for slot, (kind, idx, sub) in enumerate(_block_cores(self.kind, block)):
                     physical = (block - first) * 3 + slot
-                    core = Core(self, len(self.cores), kind, idx, sub,
+                    core = core_class(self, len(self.cores), kind, idx, sub,
                                 start_time=previous_end.get(physical, 0.0))
                     core.physical = physical
                     core.group = block

@@ -192,6 +192,11 @@ def writer_log(launch) -> WriterLog:
     return WriterLog(launch)
 
 
+# The log reads each core's records through on_instr only, which a wave's replay calls for every
+# core as the per-core run does: waves may run with it (ascsim/sim/wave.py can_wave).
+writer_log.wave_safe = True
+
+
 @dataclass(frozen=True)
 class Delivered:
     """A host array a launch delivered: its writers, its element type and shape as the host

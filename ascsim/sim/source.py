@@ -6,6 +6,7 @@ frames; that costs a few frame hops per call, far less than the numpy work the c
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 
@@ -69,3 +70,16 @@ def format_location(loc: Location | None) -> str:
     if not loc:
         return "<unknown>"
     return f"{os.path.relpath(loc[0]) if os.path.isabs(loc[0]) else loc[0]}:{loc[1]}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _real_path(path: str) -> str:
+    return os.path.realpath(path)
+
+
+def site_key(loc) -> tuple[str, int] | None:
+    """(real path of the file, line) of a location: how a what-if names a kernel line
+    (``LaunchOptions.dropped_syncs``, ``buffer_scale``) whatever path the line was run from."""
+    if not loc:
+        return None
+    return (_real_path(loc[0]), int(loc[1]))

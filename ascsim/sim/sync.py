@@ -196,7 +196,7 @@ def execute_wait_flag(core, rec: WaitFlag) -> None:
     waits = core.flags.get((f"{src}_{dst}", "waits"))
     core.flags[(f"{src}_{dst}", "waits")] = ((waits[0] if waits else 0) + 1, event_id, loc)
     t = t_set + core.timing.flag_latency_cycles
-    core.block_pipe(dst, t)
+    core.block_pipe(dst, t, (core.core_id, src, t_set))
     core.flag_edges.append((src, t_set, dst, max(t, core.pipe_free.get(dst, t)), loc))
     for observer in core.launch.observers:
         observer.on_wait_flag(core, src, dst, event_id, loc, set_loc)
@@ -207,11 +207,10 @@ def execute_barrier(core, rec: PipeBarrier) -> None:
     pipe = rec.pipe
     if pipe == "ALL":
         t = max(core.scalar, *core.pipe_done.values(), *core.pipe_free.values())
-        core.scalar = t
-        for p in PIPES:
-            core.pipe_free[p] = t
+        for p in PIPES:  # t is at least every pipe's and the scalar unit's time
+            core.block_pipe(p, t, (core.core_id, "ALL", t))
     elif pipe != "S":
-        core.block_pipe(pipe, core.pipe_done[pipe])
+        core.block_pipe(pipe, core.pipe_done[pipe], (core.core_id, pipe, core.pipe_done[pipe]))
     for observer in core.launch.observers:
         observer.on_barrier(core, pipe, rec.loc)
 
@@ -367,15 +366,15 @@ def execute_cross_core_wait(core, rec: CrossCoreWait) -> None:
     t = t_set + core.timing.cross_core_flag_latency_cycles
     core.launch.record_cross_edge(setter, setter_pipe, t_set, core, pipe, t, loc)
     notify(core.launch, "on_cross_core_wait", core, flag, pipe, loc)
-    _block(core, pipe, t)
+    _block(core, pipe, t, (setter, setter_pipe, t_set))
 
 
-def _block(core, pipe: str, t: float) -> None:
+def _block(core, pipe: str, t: float, source) -> None:
     if pipe == "ALL":
         for p in ("S", *SET_PIPES):
-            core.block_pipe(p, t)
+            core.block_pipe(p, t, source)
     else:
-        core.block_pipe(pipe, t)
+        core.block_pipe(pipe, t, source)
 
 
 def _kind_count(launch, kind: str) -> int:
@@ -453,7 +452,7 @@ def execute_core_barrier(core, rec: CoreBarrier) -> None:
     t = t_set + core.timing.cross_core_flag_latency_cycles
     core.launch.record_cross_edge(setter, "ALL", t_set, core, "ALL", t, loc)
     notify(core.launch, "on_cross_core_wait", core, -1, "ALL", loc)
-    _block(core, "ALL", t)
+    _block(core, "ALL", t, (setter, "ALL", t_set))
 
 
 def _ids(ids: tuple) -> str:
@@ -470,7 +469,7 @@ HANDOFF_LATENCY = {"cross_core": "cross_core_flag_latency_cycles", "flag": "flag
 def execute_handoff(core, rec: Handoff) -> None:
     field = HANDOFF_LATENCY[rec.link]
     until = rec.at + (getattr(core.timing, field) if field else 0)
-    core.block_pipe(rec.pipe, until)
+    core.block_pipe(rec.pipe, until, (rec.src_core, rec.src_pipe, rec.at))
     if rec.src_core != core.core_id:
         core.launch.record_cross_edge(rec.src_core, rec.src_pipe, rec.at, core, rec.pipe, until,
                                       rec.loc)
@@ -515,7 +514,7 @@ def execute_mutex(core, rec: Mutex) -> None:
                 (state.held_at, loc), hint=core.launch.hint("mutex-relock"), core=core.core_id)
         if state.released_by is not None and state.released_by != pipe:
             until = state.released + core.timing.flag_latency_cycles
-            core.block_pipe(pipe, until)
+            core.block_pipe(pipe, until, (core.core_id, state.released_by, state.released))
             core.flag_edges.append((state.released_by, state.released, pipe,
                                     max(until, core.pipe_free.get(pipe, until)), loc))
         state.holder, state.held_at = pipe, loc

@@ -22,8 +22,12 @@ def _record_args(ins) -> dict:
     return {} if moved is None else {"path": moved[0], "bytes": moved[1]}
 
 
-def _track(core, pipe: str) -> int:
-    return core.core_id * len(PIPES) + PIPES.index(pipe)
+def track_of(core, pipe: str) -> int:
+    """The trace thread of ``core``'s ``pipe``."""
+    return core.core_id * len(PIPES) + PIPES.index(pipe if pipe in PIPES else "S")
+
+
+_track = track_of
 
 
 def _sweep(intervals) -> list[tuple[float, float]]:
@@ -86,6 +90,11 @@ def trace_events(launches, reports) -> list[dict]:
         events.append({"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0, "ts": 0,
                        "args": {"sort_index": pid}})
         cross = getattr(launch, "cross_edges", ())
+        path = getattr(launch, "critical_path", None)  # set by ascsim run --critical-path
+        if path is not None:
+            from ascsim.sim.critical_path import on_path
+
+            critical = on_path(path)
         for core in launch.cores:
             used = {i.pipe for i in core.instrs} | ({"S"} if core.busy["S"] else set())
             # Flow arrows end on these tracks too: name them even when they hold no slice.
@@ -101,6 +110,7 @@ def trace_events(launches, reports) -> list[dict]:
                                "args": {"name": label}})
                 events.append({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid,
                                "ts": 0, "args": {"sort_index": tid}})
+            label = f"{core.kind}{core.block_idx}"
             for ins in core.instrs:
                 events.append({
                     "ph": "X", "pid": pid, "tid": _track(core, ins.pipe), "name": ins.op,
@@ -110,6 +120,11 @@ def trace_events(launches, reports) -> list[dict]:
                              "latency_cycles": round(ins.done - ins.end, 1),
                              **_record_args(ins)},
                 })
+                if path is not None and (label, ins.pipe, ins.start) in critical:
+                    # On the critical path: an argument to search for, and chrome://tracing's
+                    # reserved colour for it.
+                    events[-1]["args"]["critical_path"] = True
+                    events[-1]["cname"] = "terrible"
             for src, t_set, dst, t_wait, loc in core.flag_edges:
                 flow_id += 1
                 common = {"name": f"{src}_{dst}", "cat": "flag", "id": flow_id, "pid": pid}
@@ -130,6 +145,12 @@ def trace_events(launches, reports) -> list[dict]:
                            "tid": _track(cores[dst_id], dst if dst in PIPES else "S"),
                            "args": {"line": format_location(loc) if loc else ""}})
         events.extend(gm_counter_events(launch, pid, base))
+        if path is not None:
+            from ascsim.sim.critical_path import trace_events as path_events
+
+            arrows = path_events(path, launch, pid, base, flow_id)
+            flow_id += len(arrows) // 2
+            events.extend(arrows)
         offset_us += report.device_time_us
     return events
 

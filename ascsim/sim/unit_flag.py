@@ -74,7 +74,7 @@ def wait(core, pipe: str, key, phase: str, loc) -> None:
         raise DeadlockError(f"deadlock: {why}", loc)
     if state.pipe is not None:
         until = state.at + core.timing.flag_latency_cycles
-        core.block_pipe(pipe, until)
+        core.block_pipe(pipe, until, (core.core_id, state.pipe, state.at))
         core.flag_edges.append((state.pipe, state.at, pipe,
                                 max(until, core.pipe_free.get(pipe, until)), loc))
         notify(core.launch, "on_wait_flag", core, state.pipe, pipe, ("unit", key), loc)

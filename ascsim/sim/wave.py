@@ -534,11 +534,14 @@ def signature(launch, body) -> tuple:
 
 def can_wave(launch, body) -> bool:
     """Whether ``launch`` may try waves: the front-end's body knows lane values, an AIV_ONLY
-    launch whose waves have two cores or more, no observers but the checks, and no earlier
-    launch of the same signature diverged."""
+    launch whose waves have two cores or more, no observers but the checks and those whose
+    factory says ``wave_safe`` (they only read each core's records through ``on_instr``, which
+    every core's replay calls as the per-core run does), and no earlier launch of the same
+    signature diverged."""
     return (getattr(body, "waves", False) and launch.kind == "AIV_ONLY"
             and min(launch.config.block_num, launch.blocks_per_wave()) > 1
-            and not launch.options.observers and signature(launch, body) not in _CANNOT_WAVE)
+            and all(getattr(factory, "wave_safe", False) for factory in launch.options.observers)
+            and signature(launch, body) not in _CANNOT_WAVE)
 
 
 def remember(launch, body, why: str) -> None:
