@@ -333,6 +333,19 @@ def test_broken_package_fails_per_case(tmp_path, kind):
     assert all(message in r.error for r in result.runs), [r.error for r in result.runs]
 
 
+def test_input_independent_result_is_not_a_cache(tmp_path):
+    """An operator whose right answer does not depend on the input values (here exp with
+    scale 0: e^0.5 everywhere; cann-bench's exp cases 11, 17 and 20 have base 1, so 1
+    everywhere) returns the same values on both calls, and that is correct, not a cache."""
+    folder = copy_task(tmp_path)
+    (folder / "cases.yaml").write_text(
+        "cases:\n- operator: Exp\n  case_id: 1\n  input_shape: [[8, 256]]\n"
+        "  dtype: [float32]\n  attrs: {base: -1.0, scale: 0.0, shift: 0.5}\n"
+        "  value_range: [-2, 2]\n  note: S-constant\n")
+    run = bench_package(load_cann_task(folder, SOC), EXP_PACKAGE).runs[0]
+    assert run.status == "pass" and run.violations == (), run.error
+
+
 def test_no_example_time_below_t_hw(tmp_path):
     """Our examples' kernels (examples/cann_bench_examples) and the test package on the test
     tasks: every simulated time is at or above the case's t_hw_us, and no finding says
