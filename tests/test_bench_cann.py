@@ -364,6 +364,47 @@ def test_no_example_time_below_t_hw(tmp_path):
     assert timed == 7
 
 
+def _builtin_floor_misses(name: str, case_ids=None) -> tuple[int, list]:
+    """Every variant of ascsim.ops's operator on the built-in task's cases, timed without
+    values: (runs, [(case, variant, simulated µs, T_HW)] of those below T_HW). T_HW is the
+    case's published t_hw_us, else max(0.1·T_base, 1 µs); matmul_leaky_relu's T_base is its
+    unfused variant's simulated time."""
+    import ascsim.ops
+    from ascsim.bench.references import make_inputs
+    from ascsim.bench.tasks import load_task
+
+    task = load_task(name).select(case_ids)
+    op = getattr(ascsim.ops, name)
+    runs, misses = 0, []
+    for case in task.cases:
+        inputs = make_inputs(task, case)
+        times = {v: op(*inputs, **case.kwargs(), variant=v, soc=SOC, return_report=True,
+                       timing_only=True)[1].device_time_us
+                 for v in ("unfused", "semi", "fused")}
+        base = case.baseline_us if task.baseline_variant is None else times[task.baseline_variant]
+        _, thw = anchors(base, case.t_hw_us)
+        runs += len(times)
+        misses += [(case.case_id, v, t, thw) for v, t in times.items() if t < thw]
+    return runs, misses
+
+
+@pytest.mark.parametrize(("name", "cases"), [("fused_conv_tanh", [1, 2]),
+                                             ("matmul_leaky_relu", [3, 4, 9, 10])])
+def test_no_builtin_operator_time_below_t_hw(name, cases):
+    """ascsim.ops's operators on cann-bench's conv cases (and our matmul task): no variant's
+    simulated time is below the case's hardware floor (small cases here; all under -m slow)."""
+    runs, misses = _builtin_floor_misses(name, cases)
+    assert runs == 3 * len(cases) and misses == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["fused_conv_tanh", "fused_conv_sigmoid",
+                                  "matmul_leaky_relu"])
+def test_no_builtin_operator_time_below_t_hw_on_every_case(name):
+    runs, misses = _builtin_floor_misses(name)
+    assert runs > 0 and misses == []
+
+
 # --- whole suite ---------------------------------------------------------------------------------
 
 def test_list_shows_every_task_and_what_implements_it(capsys):
