@@ -388,7 +388,7 @@ def _builtin_floor_misses(name: str, case_ids=None) -> tuple[int, list]:
     return runs, misses
 
 
-@pytest.mark.parametrize(("name", "cases"), [("fused_conv_tanh", [1, 2]),
+@pytest.mark.parametrize(("name", "cases"), [("fused_conv_tanh", [1]),
                                              ("matmul_leaky_relu", [3, 4, 9, 10])])
 def test_no_builtin_operator_time_below_t_hw(name, cases):
     """ascsim.ops's operators on cann-bench's conv cases (and our matmul task): no variant's
