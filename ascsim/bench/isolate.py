@@ -132,6 +132,9 @@ def worker_main(conn, source: PackageSource, op: str, soc: str) -> None:
         except Exception as exc:  # noqa: BLE001 - e.g. a result that does not pickle
             conn.send({"error": ("exception", f"the result could not be sent back from the "
                                  f"worker: {_describe(exc)}")})
+        # Drop this case's inputs and results before waiting: otherwise they live on until
+        # the next request has been received, next to its own.
+        req = reply = None
 
 
 class PackageRunner:
