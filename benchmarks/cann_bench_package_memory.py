@@ -10,6 +10,7 @@ process, and the wall seconds; a summary per task (cases passed, score, HAP mean
 
     python benchmarks/cann_bench_package_memory.py ROOT PKG [--tasks exp,mish] [--cases 1,5]
         [--soc Ascend950PR_9579] [--max-rss-mb 6000] [--timeout 1800] [--out rows.jsonl]
+        [--max-elements N]
 
 A worker above ``--max-rss-mb`` is stopped (the case then fails as ``worker_died``, and the
 row says it was stopped at the cap); a bench process above it ends the run with the row
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import signal
 import threading
@@ -76,6 +78,11 @@ class MemoryWatch:
                 return
 
 
+def _elements(shapes) -> int:
+    return sum(_elements(s) if s and isinstance(s[0], tuple) else math.prod(s)
+               for s in shapes if s is not None)
+
+
 def _shape_text(case) -> str:
     return " ".join("x".join(map(str, s)) if s else "-" for s in case.input_shapes
                     if s is None or not s or not isinstance(s[0], tuple))
@@ -118,6 +125,9 @@ def main() -> int:
     parser.add_argument("--max-rss-mb", type=float, default=6000.0)
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per case")
     parser.add_argument("--out", type=Path, help="JSON lines of finished cases; resumes")
+    parser.add_argument("--max-elements", type=int, default=0,
+                        help="leave out cases whose inputs hold more elements (0: none left "
+                             "out); a later run with the same --out does the rest")
     ns = parser.parse_args()
 
     from ascsim.bench.package import SUBMISSION_PACKAGE, resolve_package
@@ -146,6 +156,8 @@ def main() -> int:
                else [c.case_id for c in task.cases])
         rows = []
         for cid in ids:
+            if ns.max_elements and _elements(task.case(cid).input_shapes) > ns.max_elements:
+                continue
             row = done.get((task.rel_path, cid))
             over = False
             if row is None:
@@ -163,6 +175,8 @@ def main() -> int:
             if over:
                 print(f"the bench process went above {ns.max_rss_mb:.0f} MB: stopping")
                 return 1
+        if not rows:
+            continue
         score = summarize([CaseOutcome(**r["outcome"]) for r in rows])
         passed = sum(r["status"] == "pass" for r in rows)
         haps = [r["hap"] for r in rows if r["status"] == "pass" and r["hap"] is not None]

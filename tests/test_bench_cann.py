@@ -182,6 +182,11 @@ def test_inputs_are_deterministic_and_in_range():
     gen = torch.Generator().manual_seed(case_seed("level1/exp", 2))
     u = torch.rand((4, 1024), dtype=torch.float64, generator=gen)
     assert torch.equal(a[0], (u * 6 - 3).to(torch.float16))   # cann-bench's float draw
+    gen = torch.Generator().manual_seed(case_seed("level1/exp", 1))   # fp32 keeps more bits
+    u = torch.rand((8, 256), dtype=torch.float64, generator=gen)
+    fp32 = torch.finfo(torch.float32)
+    assert torch.equal(make_inputs(task, task.cases[0])[0],
+                       torch.clamp(u * 4 + -2, fp32.min, fp32.max).to(torch.float32))
 
 
 def _task_with(tmp_path, inputs_yaml: str, case_yaml: str, golden: str) -> Path:
