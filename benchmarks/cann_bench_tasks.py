@@ -10,7 +10,7 @@ task that could not, the first reason. No simulated kernel runs here.
 
     python benchmarks/cann_bench_tasks.py ROOT [--soc Ascend950PR_9579] [--tasks exp,rms_norm]
         [--max-elements N] [--max-rss-mb 6000] [--task-timeout S] [--out rows.jsonl]
-        [--threads 1]
+        [--threads 1] [--smallest-first]
 
 Each task runs in a child process of its own, so its memory is returned when it ends, and is
 watched: above ``--max-rss-mb`` resident memory (default 6000 MB; the machine is shared) or
@@ -185,6 +185,9 @@ def main() -> int:
                         help="torch threads of the golden runs (1: per-task seconds stay "
                              "comparable on a shared machine)")
     parser.add_argument("--out", type=Path, help="JSON lines of finished rows; resumes")
+    parser.add_argument("--smallest-first", action="store_true",
+                        help="run the tasks in order of their cases' total input elements "
+                             "(the most rows in a short sitting)")
     parser.add_argument("--one", help=argparse.SUPPRESS)   # the child: one task folder
     ns = parser.parse_args()
     if ns.one:
@@ -195,6 +198,12 @@ def main() -> int:
     wanted = set(ns.tasks.split(",")) if ns.tasks else None
     folders = [f for f in task_folders(ns.root, ("tasks",))
                if f.parent.name.startswith("level") and (wanted is None or f.name in wanted)]
+    if ns.smallest_first:
+        from ascsim.bench.cann_task import load_cann_task
+
+        size = {f: sum(_elements(c.input_shapes) for c in load_cann_task(f, ns.soc).cases)
+                for f in folders}
+        folders.sort(key=size.get)
     done = _done_rows(ns.out)
     print(f"{'task':42s} {'cases':>5s} {'ok':>4s} {'skip':>4s} {'seconds':>8s} {'peak MB':>7s}"
           "  reason")
