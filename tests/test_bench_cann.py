@@ -489,3 +489,23 @@ def test_builtin_task_case_takes_a_published_floor(tmp_path):
     path.write_text(yaml.safe_dump(doc))
     with pytest.raises(ValueError, match="t_hw_us must be > 0"):
         load_task(path)
+
+
+def test_golden_table_script_rows_and_resume(tmp_path):
+    """benchmarks/cann_bench_tasks.py on the test tasks: one row per task, every case's
+    references made, rows kept in --out and not redone by a second run."""
+    import subprocess
+    import sys
+
+    script = Path(__file__).parent.parent / "benchmarks" / "cann_bench_tasks.py"
+    out = tmp_path / "rows.jsonl"
+    cmd = [sys.executable, str(script), str(ROOT), "--out", str(out), "--tasks", "exp,gelu"]
+    first = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["task"], r["cases"], r["ok"]) for r in rows] == [("level1/exp", 3, 3),
+                                                                 ("level1/gelu", 3, 3)]
+    assert all(r["peak_rss_mb"] > 0 and len(r["case_seconds"]) == 3 for r in rows)
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and len(out.read_text().splitlines()) == 2
+    assert "2 tasks (2 with every case's references), 6 cases" in again.stdout
