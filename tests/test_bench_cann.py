@@ -182,6 +182,11 @@ def test_inputs_are_deterministic_and_in_range():
     gen = torch.Generator().manual_seed(case_seed("level1/exp", 2))
     u = torch.rand((4, 1024), dtype=torch.float64, generator=gen)
     assert torch.equal(a[0], (u * 6 - 3).to(torch.float16))   # cann-bench's float draw
+    gen = torch.Generator().manual_seed(case_seed("level1/exp", 1))   # fp32 keeps more bits
+    u = torch.rand((8, 256), dtype=torch.float64, generator=gen)
+    fp32 = torch.finfo(torch.float32)
+    assert torch.equal(make_inputs(task, task.cases[0])[0],
+                       torch.clamp(u * 4 + -2, fp32.min, fp32.max).to(torch.float32))
 
 
 def _task_with(tmp_path, inputs_yaml: str, case_yaml: str, golden: str) -> Path:
@@ -333,6 +338,19 @@ def test_broken_package_fails_per_case(tmp_path, kind):
     assert all(message in r.error for r in result.runs), [r.error for r in result.runs]
 
 
+def test_input_independent_result_is_not_a_cache(tmp_path):
+    """An operator whose right answer does not depend on the input values (here exp with
+    scale 0: e^0.5 everywhere; cann-bench's exp cases 11, 17 and 20 have base 1, so 1
+    everywhere) returns the same values on both calls, and that is correct, not a cache."""
+    folder = copy_task(tmp_path)
+    (folder / "cases.yaml").write_text(
+        "cases:\n- operator: Exp\n  case_id: 1\n  input_shape: [[8, 256]]\n"
+        "  dtype: [float32]\n  attrs: {base: -1.0, scale: 0.0, shift: 0.5}\n"
+        "  value_range: [-2, 2]\n  note: S-constant\n")
+    run = bench_package(load_cann_task(folder, SOC), EXP_PACKAGE).runs[0]
+    assert run.status == "pass" and run.violations == (), run.error
+
+
 def test_no_example_time_below_t_hw(tmp_path):
     """Our examples' kernels (examples/cann_bench_examples) and the test package on the test
     tasks: every simulated time is at or above the case's t_hw_us, and no finding says
@@ -349,6 +367,47 @@ def test_no_example_time_below_t_hw(tmp_path):
             assert run.status == "pass", (name, run.case_id, run.precision.why)
             assert run.timing.device_time_us >= run.t_hw_us and run.below_floor is None
     assert timed == 7
+
+
+def _builtin_floor_misses(name: str, case_ids=None) -> tuple[int, list]:
+    """Every variant of ascsim.ops's operator on the built-in task's cases, timed without
+    values: (runs, [(case, variant, simulated µs, T_HW)] of those below T_HW). T_HW is the
+    case's published t_hw_us, else max(0.1·T_base, 1 µs); matmul_leaky_relu's T_base is its
+    unfused variant's simulated time."""
+    import ascsim.ops
+    from ascsim.bench.references import make_inputs
+    from ascsim.bench.tasks import load_task
+
+    task = load_task(name).select(case_ids)
+    op = getattr(ascsim.ops, name)
+    runs, misses = 0, []
+    for case in task.cases:
+        inputs = make_inputs(task, case)
+        times = {v: op(*inputs, **case.kwargs(), variant=v, soc=SOC, return_report=True,
+                       timing_only=True)[1].device_time_us
+                 for v in ("unfused", "semi", "fused")}
+        base = case.baseline_us if task.baseline_variant is None else times[task.baseline_variant]
+        _, thw = anchors(base, case.t_hw_us)
+        runs += len(times)
+        misses += [(case.case_id, v, t, thw) for v, t in times.items() if t < thw]
+    return runs, misses
+
+
+@pytest.mark.parametrize(("name", "cases"), [("fused_conv_tanh", [1]),
+                                             ("matmul_leaky_relu", [3, 4, 9, 10])])
+def test_no_builtin_operator_time_below_t_hw(name, cases):
+    """ascsim.ops's operators on cann-bench's conv cases (and our matmul task): no variant's
+    simulated time is below the case's hardware floor (small cases here; all under -m slow)."""
+    runs, misses = _builtin_floor_misses(name, cases)
+    assert runs == 3 * len(cases) and misses == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["fused_conv_tanh", "fused_conv_sigmoid",
+                                  "matmul_leaky_relu"])
+def test_no_builtin_operator_time_below_t_hw_on_every_case(name):
+    runs, misses = _builtin_floor_misses(name)
+    assert runs > 0 and misses == []
 
 
 # --- whole suite ---------------------------------------------------------------------------------
@@ -430,3 +489,23 @@ def test_builtin_task_case_takes_a_published_floor(tmp_path):
     path.write_text(yaml.safe_dump(doc))
     with pytest.raises(ValueError, match="t_hw_us must be > 0"):
         load_task(path)
+
+
+def test_golden_table_script_rows_and_resume(tmp_path):
+    """benchmarks/cann_bench_tasks.py on the test tasks: one row per task, every case's
+    references made, rows kept in --out and not redone by a second run."""
+    import subprocess
+    import sys
+
+    script = Path(__file__).parent.parent / "benchmarks" / "cann_bench_tasks.py"
+    out = tmp_path / "rows.jsonl"
+    cmd = [sys.executable, str(script), str(ROOT), "--out", str(out), "--tasks", "exp,gelu"]
+    first = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["task"], r["cases"], r["ok"]) for r in rows] == [("level1/exp", 3, 3),
+                                                                 ("level1/gelu", 3, 3)]
+    assert all(r["peak_rss_mb"] > 0 and len(r["case_seconds"]) == 3 for r in rows)
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and len(out.read_text().splitlines()) == 2
+    assert "2 tasks (2 with every case's references), 6 cases" in again.stdout

@@ -110,7 +110,7 @@ def test_non_finite_and_missing_reference():
     a = g.copy()
     a[3] = np.nan
     r = check_precision(a, g, "float16", reference=g)
-    assert not r.passed and "non-finite" in r.why
+    assert not r.passed and "NaN where the golden is not" in r.why
     r = check_precision(g * 1.01, g, "float16")
     assert not r.passed and "no same-precision reference" in r.why
     with pytest.raises(ValueError, match="shape"):
@@ -136,3 +136,31 @@ def test_bf16_and_fp32_plain():
     assert check_precision(g.bfloat16(), g.bfloat16(), "bfloat16").passed
     r = check_precision(g * (1 + 2e-4), g, "float32", reference=g)
     assert not r.passed  # 2e-4 > fp32 T = 1.22e-4
+
+
+def test_nans_and_infinities_as_cann_bench_compares_them():
+    """Matched NaNs and same-signed infinities are left out; an infinity on one side is the
+    dtype's largest finite value (an fp16 output saturating where the golden_truncated is
+    65504 passes; one where it is 1.0 does not)."""
+    g = _golden()
+    g[:3] = [np.nan, np.inf, -np.inf]
+    assert check_precision(g.copy(), g, "float16", reference=_refuse).passed
+    a = g.copy()
+    a[2] = np.inf
+    r = check_precision(a, g, "float16", reference=g)
+    assert not r.passed and "opposite sign at 1 positions" in r.why
+    # the fp64 truth overflows fp16 only once truncated: golden_truncated is inf, both agree
+    truth = _golden()
+    truth[5] = 1e6
+    a = truth.copy()
+    a[5] = np.inf
+    assert check_precision(a, truth, "float16", reference=_refuse).passed
+    # an output saturating to inf where the golden is 65504 (the largest fp16) passes
+    truth[5] = 65504.0
+    assert check_precision(a, truth, "float16", reference=_refuse).passed
+    truth[5] = 1.0
+    r = check_precision(a, truth, "float16", reference=truth)
+    assert not r.passed
+    everything = np.full(4, np.inf)
+    r = check_precision(everything, everything, "float32")
+    assert r.passed and "every position" in r.why

@@ -132,6 +132,9 @@ def worker_main(conn, source: PackageSource, op: str, soc: str) -> None:
         except Exception as exc:  # noqa: BLE001 - e.g. a result that does not pickle
             conn.send({"error": ("exception", f"the result could not be sent back from the "
                                  f"worker: {_describe(exc)}")})
+        # Drop this case's inputs and results before waiting: otherwise they live on until
+        # the next request has been received, next to its own.
+        req = reply = None
 
 
 class PackageRunner:
@@ -242,13 +245,29 @@ class PackageRunner:
         failure, not a cache): the second must differ from it and be right for its inputs."""
         if not refs.verdict(out).passed:
             return []
-        if _same_values(out, fresh_out):
+        # Equal values are a cache only when the right answers differ: an operator whose
+        # result does not depend on the input values (exp with base 1 is 1 everywhere) gives
+        # the same, correct, values on both calls. cann-bench's second verification judges
+        # only the precision of the second result.
+        if _same_values(out, fresh_out) and not _same_values(
+                _rounded_like(refs.golden, out), _rounded_like(fresh.golden, fresh_out)):
             return [SAME_VALUES]
         return [] if fresh.verdict(fresh_out).passed else [STALE_RESULT]
 
 
+def _outputs(value) -> tuple:
+    return (value,) if isinstance(value, torch.Tensor) else tuple(value)
+
+
+def _rounded_like(golden, out) -> tuple:
+    """The golden of every output rounded to the candidate output's dtype (what a correct
+    candidate returns, up to rounding)."""
+    return tuple(g.to(o.dtype) if isinstance(g, torch.Tensor) and isinstance(o, torch.Tensor)
+                 else g for g, o in zip(_outputs(golden), _outputs(out)))
+
+
 def _same_values(a, b) -> bool:
-    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        return torch.equal(a, b)
-    a, b = tuple(a), tuple(b)
-    return len(a) == len(b) and all(torch.equal(x, y) for x, y in zip(a, b))
+    a, b = _outputs(a), _outputs(b)
+    return len(a) == len(b) and all(
+        isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and torch.equal(x, y)
+        for x, y in zip(a, b))

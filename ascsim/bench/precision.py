@@ -1,7 +1,11 @@
 """The cann-bench precision rule for floating-point outputs (reference §1.5).
 
-1. Plain test: relative error per element ``|a − g| / (|g| + 1e-7)`` against the golden;
-   pass if MERE (mean) < T and MARE (max) < the dtype's MARE threshold.
+1. Plain test: relative error per element ``|a − g| / (|g| + 1e-7)`` against
+   ``golden_truncated`` (the fp64 truth rounded to the target dtype and back, as cann-bench's
+   comparison does); pass if MERE (mean) < T and MARE (max) < the dtype's MARE threshold.
+   NaNs and infinities first, as cann-bench treats them: NaN positions must match the golden's;
+   infinities on both sides must agree in sign and are left out with the matched NaNs; an
+   infinity on one side only is taken as the dtype's largest finite value of its sign.
 2. Fallback, when the plain test fails. Positions are classified with ``golden_truncated``
    (the fp64 truth rounded to the target dtype and back):
    - small-value:   |golden_truncated| < small-value threshold;
@@ -164,8 +168,9 @@ def precision_verdict(actual: ArrayLike, golden: ArrayLike, dtype: str, *,
                     mere_threshold: float | None = None) -> PrecisionResult:
     """Apply the rule to ``actual`` for target ``dtype``.
 
-    ``golden`` is what the plain test compares against; ``truth`` (fp64) gives golden_truncated
-    for the fallback (default: the golden itself); ``reference`` is the same-precision reference
+    ``truth`` (fp64; default: ``golden``) rounded to ``dtype`` and back is golden_truncated,
+    which both the plain test and the fallback compare against (a golden already rounded to
+    the dtype gives the same); ``reference`` is the same-precision reference
     output, or a zero-argument callable producing it — only called when the fallback runs.
     ``mere_threshold``: a task's own T for the dtype (a cann-bench proto's
     ``precision_thresholds``); its MARE threshold is then 10·T, as those files state beside
@@ -176,15 +181,19 @@ def precision_verdict(actual: ArrayLike, golden: ArrayLike, dtype: str, *,
         raise ValueError(f"no precision thresholds for dtype {dtype!r} (have {sorted(THRESHOLDS)})")
     if mere_threshold is not None:
         th = replace(th, mere=mere_threshold, mare=TASK_MARE_FACTOR * mere_threshold)
-    a, g = _f64(actual), _f64(golden)
+    a = _f64(actual)
+    g = truncate(golden if truth is None else truth, dtype)   # golden_truncated
     if a.shape != g.shape:
         raise ValueError(f"output shape {a.shape} differs from the golden's {g.shape}")
     if a.size == 0:
         return PrecisionResult(True, dtype, 0.0, 0.0, "plain", "empty output")
-    bad = ~np.isfinite(a) & np.isfinite(g)
-    if bad.any():
-        return PrecisionResult(False, dtype, float("inf"), float("inf"), "plain",
-                               f"{int(bad.sum())} non-finite outputs where the golden is finite")
+    special = _special_values(a, g, dtype)
+    if isinstance(special, PrecisionResult):
+        return special
+    a, g, kept, note = special
+    if a.size == 0:
+        return PrecisionResult(True, dtype, 0.0, 0.0, "plain",
+                               f"every position is a NaN or infinity the golden has ({note})")
     rel = relative_error(a, g)
     mere, mare = float(rel.mean()), float(rel.max())
     if mere < th.mere and mare < th.mare:
@@ -197,8 +206,45 @@ def precision_verdict(actual: ArrayLike, golden: ArrayLike, dtype: str, *,
         return PrecisionResult(False, dtype, mere, mare, "plain",
                                plain_why + "; no same-precision reference for the fallback")
     ref = _f64(reference() if callable(reference) else reference)
-    gt = truncate(g if truth is None else truth, dtype)
-    return _fallback(th, a, gt, ref, rel, mere, mare, plain_why)
+    if kept is not None:
+        ref = ref[kept]
+    return _fallback(th, a, g, ref, rel, mere, mare, plain_why)
+
+
+def _special_values(a: np.ndarray, g: np.ndarray, dtype: str
+                    ) -> PrecisionResult | tuple[np.ndarray, np.ndarray, np.ndarray | None, str]:
+    """NaNs and infinities as cann-bench's comparison treats them (kernel_eval/utils/
+    compare.py): NaN positions must be the golden's; an infinity on both sides must have
+    the same sign and is then left out, as are the matched NaNs; an infinity on one side
+    only (an output saturating where the golden_truncated did not, or the reverse) becomes
+    the dtype's largest finite value of its sign and is compared like any value.
+
+    Returns a failed verdict, or (output, golden_truncated, kept positions or None when all
+    are kept, a note) with every remaining position finite."""
+    nan_a, nan_g = np.isnan(a), np.isnan(g)
+    if nan_a.any() or nan_g.any():
+        wrong = nan_a != nan_g
+        if wrong.any():
+            return PrecisionResult(False, dtype, float("inf"), float("inf"), "plain",
+                                   f"NaN where the golden is not, or the reverse, at "
+                                   f"{int(wrong.sum())} positions")
+    inf_a, inf_g = np.isinf(a), np.isinf(g)
+    if not (inf_a.any() or inf_g.any() or nan_a.any()):
+        return a, g, None, ""
+    both = inf_a & inf_g
+    if (np.sign(a[both]) != np.sign(g[both])).any():
+        wrong = int((np.sign(a[both]) != np.sign(g[both])).sum())
+        return PrecisionResult(False, dtype, float("inf"), float("inf"), "plain",
+                               f"an infinity of the golden's opposite sign at {wrong} positions")
+    largest = float(torch.finfo(_ROUND[dtype]).max)
+    a, g = a.copy(), g.copy()
+    one_sided = (inf_a ^ inf_g)
+    a[one_sided & inf_a] = np.sign(a[one_sided & inf_a]) * largest
+    g[one_sided & inf_g] = np.sign(g[one_sided & inf_g]) * largest
+    kept = ~(both | nan_a)
+    note = (f"{int(nan_a.sum())} matched NaNs and {int(both.sum())} matched infinities left "
+            f"out, {int(one_sided.sum())} one-sided infinities taken as ±{largest:.4g}")
+    return a[kept], g[kept], kept, note
 
 
 def _fallback(th: Thresholds, a: np.ndarray, gt: np.ndarray, ref: np.ndarray, rel: np.ndarray,

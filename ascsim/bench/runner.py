@@ -166,6 +166,7 @@ def run_bench(task: Task, operator_fn: Callable | None, variants: Sequence[str],
                     run = _rebase(run, t_base)
                 runs.append(run)
                 bar.advance(job)
+            refs = None   # the case's inputs and references go before the next case's come
     summaries = tuple(_summarize(v, [r for r in runs if r.variant == v]) for v in order)
     note = _baseline_note(task, soc) + (f"; {baseline_note}" if baseline_note else "")
     result = BenchResult(task, soc, order, tuple(runs), summaries, note,
