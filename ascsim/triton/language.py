@@ -17,10 +17,12 @@ import numpy as np
 
 from ascsim.sim.source import user_location
 from ascsim.triton import block_ptr as _block_ptr
+from ascsim.triton import combine as _combine
 from ascsim.triton import dtypes as _dtypes
 from ascsim.triton import libdevice as _libdevice
 from ascsim.triton import memory as _memory
 from ascsim.triton import program as _program
+from ascsim.triton import reorder as _reorder
 from ascsim.triton import semantic as _semantic
 from ascsim.triton.dtypes import (  # noqa: F401 - tl's names
     bfloat16,
@@ -273,6 +275,52 @@ def argmax(input, axis, tie_break_left=True, keep_dims=False):
 
 def argmin(input, axis, tie_break_left=True, keep_dims=False):
     return _semantic.arg_reduce(input, "min", axis, keep_dims)
+
+
+def reduce(input, axis, combine_fn, keep_dims=False):
+    """``tl.reduce``: ``combine_fn`` (a ``@triton.jit`` function) over ``axis`` (see
+    :mod:`ascsim.triton.combine`)."""
+    return _combine.reduce(input, axis, combine_fn, keep_dims)
+
+
+def associative_scan(input, axis, combine_fn, reverse=False):
+    """``tl.associative_scan``: the inclusive scan of ``combine_fn`` along ``axis``."""
+    return _combine.scan(input, axis, combine_fn, reverse)
+
+
+cumsum = _combine.cumsum
+cumprod = _combine.cumprod
+xor_sum = _combine.xor_sum
+
+
+def sort(x, dim=None, descending=False):
+    return _reorder.sort(x, dim, descending)
+
+
+topk = _reorder.topk
+flip = _reorder.flip
+gather = _reorder.gather
+histogram = _reorder.histogram
+cat = _reorder.cat
+join = _reorder.join
+split = _reorder.split
+interleave = _reorder.interleave
+ravel = _reorder.ravel
+
+
+def umulhi(x, y):
+    """The high 32 bits of the 64-bit product of two 32-bit integers."""
+    return _semantic.binary("umulhi", x, y)
+
+
+def swizzle2d(i, j, size_i, size_j, size_g):
+    """Row-major indices ``(i, j)`` of a ``size_i x size_j`` grid renumbered column-major
+    within groups of ``size_g`` rows (Triton's documented ``swizzle2d``): index arithmetic."""
+    linear = i * size_j + j
+    group_size = size_g * size_j
+    first_row = (linear // group_size) * size_g
+    rows = minimum(size_i - first_row, size_g)
+    return first_row + linear % rows, (linear % group_size) // rows
 
 
 # ---------------------------------------------------------------------- shapes

@@ -145,8 +145,28 @@ KNOWN_BINARY = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide,
     "floordiv": _c_div, "mod": np.fmod, "and": np.bitwise_and, "or": np.bitwise_or,
     "xor": np.bitwise_xor, "shl": np.left_shift, "shr": np.right_shift,
-    "maximum": np.maximum, "minimum": np.minimum,
+    "maximum": np.maximum, "minimum": np.minimum, "umulhi": lambda a, b: _umulhi(a, b),
 }
+
+
+def _umulhi(a, b):
+    """The high half of the double-width product of two 32-bit integers."""
+    wide = np.uint64 if a.dtype.kind == "u" else np.int64
+    return ((a.astype(wide) * b.astype(wide)) >> 32).astype(a.dtype)
+
+
+#: Binary ops the vector unit has no single instruction for on two tiles: one routine each
+#: (numerical definition, cost steps). Integer division truncates toward zero as the device's
+#: (and C's) does: a conversion to fp32, a divide and a conversion back.
+TILE_ROUTINES = {
+    "floordiv": (_c_div, ("cast", "div", "cast")),
+    "floor_div_float": (np.floor_divide, ("div", "cast")),
+    "shl": (np.left_shift, ("shl",)),
+    "shr": (np.right_shift, ("shr",)),
+    "umulhi": (_umulhi, ("mul", "mul", "add")),
+}
+#: Shifts by a scalar count: the vector unit's own instruction.
+SCALAR_SHIFTS = {"shl": "shl", "shr": "shr"}
 KNOWN_COMPARE = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
                  "eq": np.equal, "ne": np.not_equal}
 
@@ -178,6 +198,9 @@ def binary(op: str, a, b):
     loc = user_location()
     if op in MASK_OPS and (a.packed or b.packed):
         return _mask_binary(op, a, b, loc)
+    routine = TILE_ROUTINES.get(op)
+    if routine is not None:
+        return _tile_routine(op, routine, a, b, dtype, shape, loc)
     units = VECTOR_BINARY.get(op)
     if units is None:
         fail(loc, f"the {op} operator on loaded data is not supported yet")
@@ -193,6 +216,19 @@ def binary(op: str, a, b):
                                   (dtype.np_dtype.type(a_scalar),), loc=loc)
     return vector.elementwise(units[0], dtype, shape, (as_tile(a, loc), as_tile(b, loc)),
                               loc=loc)
+
+
+def _tile_routine(op: str, routine, a: tensor, b: tensor, dtype, shape, loc) -> tensor:
+    if op in ("shl", "shr", "floordiv", "umulhi") and not dtype.is_int():
+        fail(loc, f"the {op} operator needs integers, got {dtype}")
+    a, b = _to_type(a, dtype, loc), _to_type(b, dtype, loc)
+    count = scalar_of(b)
+    if op in SCALAR_SHIFTS and a.is_tile and count is not None:
+        return vector.elementwise(SCALAR_SHIFTS[op], dtype, shape, (broadcast_to(a, shape),),
+                                  (dtype.np_dtype.type(count),), loc=loc)
+    tiles = tuple(vector.plain(broadcast_to(as_tile(t, loc), shape), loc) for t in (a, b))
+    fn, steps = routine
+    return vector.routine(op, dtype, shape, tiles, fn, steps, loc)
 
 
 MASK_OPS = {"and": "and", "or": "or", "xor": "xor"}
