@@ -204,6 +204,15 @@ def launch(kernel: JITFunction, arguments: dict, grid) -> KernelReport | None:
                 fn(**values)
         finally:
             prog.close()
+        if not options.keep:
+            # Every record of this block has run (the executors compute values as they are
+            # issued): its UB bytes go back to the pool now, not when the launch ends, so a
+            # grid of thousands of blocks holds one block's UB per core at a time.
+            core.release_memories()
+            for observer in core.launch.observers:
+                forget = getattr(observer, "forget_core", None)
+                if forget is not None:
+                    forget(core.core_id)
 
     def reset():
         for gm in gm_args:

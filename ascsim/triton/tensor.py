@@ -18,6 +18,7 @@ A Triton value is one of three things, as triton-ascend's compiler treats it:
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -56,7 +57,7 @@ class tensor:  # noqa: N801 - Triton's own name
         """Element numbers in the allocation, one per element (row-major over ``shape``)."""
         if self.index is not None:
             return self.index
-        return np.arange(self.numel, dtype=np.int64).reshape(self.shape)
+        return _iota(self.numel).reshape(self.shape)
 
     def __repr__(self) -> str:
         where = "tile" if self.is_tile else "pointer" if self.gm is not None else "known"
@@ -229,6 +230,15 @@ class tensor:  # noqa: N801 - Triton's own name
 
     def __abs__(self):
         return semantic.unary("abs", self)
+
+
+@lru_cache(maxsize=64)
+def _iota(n: int) -> np.ndarray:
+    """``0 .. n-1`` (read-only, shared): the element numbers of a plain tile. One array per
+    length, so the records of a launch's thousands of blocks do not each hold their own."""
+    out = np.arange(n, dtype=np.int64)
+    out.setflags(write=False)
+    return out
 
 
 def known(value, dtype=None) -> tensor:
