@@ -176,6 +176,15 @@ def _atomic(op: str):
 atomic_add = _atomic("add")
 atomic_max = _atomic("max")
 atomic_min = _atomic("min")
+atomic_and = _atomic("and")
+atomic_or = _atomic("or")
+atomic_xor = _atomic("xor")
+atomic_xchg = _atomic("xchg")
+
+
+def atomic_cas(pointer, cmp, val, sem=None, scope=None):
+    """``tl.atomic_cas(pointer, cmp, val)``: returns the old values."""
+    return _memory.atomic_cas(unwrap(pointer), unwrap(cmp), unwrap(val), user_location())
 
 
 make_block_ptr = _block_ptr.make_block_ptr
@@ -420,17 +429,13 @@ def next_power_of_2(n):
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
 
 
-class _MathModule:
-    """``tl.math``: the element-wise math functions."""
-
-    exp, exp2, log, log2, sqrt, rsqrt, abs = exp, exp2, log, log2, sqrt, rsqrt, abs
-    sigmoid, floor, ceil, fma, fdiv, div_rn, erf = sigmoid, floor, ceil, fma, fdiv, div_rn, erf
-    sin, cos = sin, cos
-    sqrt_rn = sqrt
-    max, min = maximum, minimum
-
-
-math = _MathModule()
+#: ``tl.math``: the element-wise math functions (a namespace of plain functions, so that
+#: ``tl.math.exp(x)`` calls ``exp(x)``).
+math = _types.SimpleNamespace(
+    exp=exp, exp2=exp2, log=log, log2=log2, sqrt=sqrt, sqrt_rn=sqrt, rsqrt=rsqrt, abs=abs,
+    sigmoid=sigmoid, floor=floor, ceil=ceil, fma=fma, fdiv=fdiv, div_rn=div_rn, erf=erf,
+    sin=sin, cos=cos, max=maximum, min=minimum, umulhi=umulhi, cdiv=cdiv, clamp=clamp,
+    tanh=_libdevice.tanh)
 #: ``tl.extra.cann.libdevice`` without importing it (the import gives the same module).
 extra = _types.SimpleNamespace(cann=_types.SimpleNamespace(libdevice=_libdevice))
 

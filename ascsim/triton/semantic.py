@@ -269,11 +269,13 @@ def _pointer_arith(op: str, a: tensor, b: tensor) -> tensor:
     ptr, offset = (a, b) if a.dtype.is_ptr() else (b, a)
     if op not in ("add", "sub") or offset.dtype.is_ptr() or (op == "sub" and ptr is b):
         fail(loc, f"pointer arithmetic supports pointer + and - integer offsets, got {op}")
-    if offset.known is None:
-        fail(loc, "a pointer plus offsets loaded from memory (a gather/scatter through "
-                  "computed indices) is not supported yet")
     if not offset.dtype.is_int():
         fail(loc, f"pointer offsets must be integers, got {offset.dtype}")
+    if offset.known is None:
+        # Offsets computed from loaded data (a gather or scatter through indices): the
+        # compiler's scalar loop reads each offset to address its element, so the pointer is
+        # known from here on; the copy of the access then takes the discrete path.
+        offset = known(vector.read_block(vector.plain(offset, loc)), offset.dtype)
     step = offset.known.astype(np.int64)
     values = ptr.known + step if op == "add" else ptr.known - step
     return tensor(ptr.dtype, values.shape, known=values, gm=ptr.gm)

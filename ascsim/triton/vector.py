@@ -378,3 +378,18 @@ def plain(t: tensor, loc) -> tensor:
     if t.index is None and not t.packed:
         return t
     return elementwise("copy", t.dtype, t.shape, (t,), loc=loc)
+
+
+def read_block(t: tensor) -> np.ndarray:
+    """The values of tile ``t``, read by the scalar unit one element at a time (one
+    :class:`ScalarLoad` per distinct element): what the compiler's scalar loop over an access
+    through data-dependent addresses or masks does before each element's access."""
+    loc = user_location()
+    prog = _program.current()
+    src = region(prog, t)
+    lanes, where = np.unique(t.lanes().reshape(-1), return_inverse=True)
+    values = np.empty(lanes.size, dtype=t.dtype.np_dtype)
+    execute = prog.core.execute
+    for i, lane in enumerate(lanes.tolist()):
+        values[i] = execute(ScalarLoad(src.at(lane, 1), loc))
+    return values[where].reshape(t.shape)
