@@ -65,10 +65,12 @@ class tensor:  # noqa: N801 - Triton's own name
 
     # ------------------------------------------------------------------ host conversions
     def _scalar_value(self, what: str):
-        if self.known is None and self.numel == 1 and not self.packed:
-            from ascsim.triton import vector
+        if self.known is None and self.numel == 1:
+            from ascsim.triton import dtypes, vector
 
-            return vector.scalar_read(self)
+            # (a one-element mask: its flag as a byte first, then the scalar unit's read)
+            value = semantic.cast(self, dtypes.int8) if self.packed else self
+            return vector.scalar_read(value)
         if self.known is None:
             from ascsim.triton.errors import CompilationError
 
@@ -80,6 +82,8 @@ class tensor:  # noqa: N801 - Triton's own name
         return self.known.reshape(-1)[0].item()
 
     def __bool__(self) -> bool:
+        if self.gm is not None and not self.shape:  # a tensor argument: a non-null pointer
+            return True
         return bool(self._scalar_value("the truth value"))
 
     def __index__(self) -> int:
