@@ -247,11 +247,8 @@ def as_mask(t: tensor, loc) -> tensor:
     if t.packed:
         return t
     if t.known is not None:
-        value = scalar_of(t)
-        if value is None:
-            fail(loc, "a block mask from index arithmetic combined with a data-dependent "
-                      "mask is not supported yet")
-        t = as_tile(known(np.full(t.shape, value, dtype=np.int8), dtypes.int8), loc)
+        # (a mask from index arithmetic next to one from data: its flags as bytes in UB)
+        t = as_tile(known(np.asarray(t.known != 0).astype(np.int8), dtypes.int8), loc)
     dtype = dtypes.int8 if t.dtype.kind == "bool" else t.dtype
     if t.dtype.kind == "bool":
         t = tensor(dtypes.int8, t.shape, alloc=t.alloc, index=t.index)  # bytes 0/1
