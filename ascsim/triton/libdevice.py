@@ -18,6 +18,7 @@ import numpy as np
 from ascsim.sim.source import user_location
 from ascsim.triton import dtypes, semantic, vector
 from ascsim.triton import program as _program
+from ascsim.triton.errors import CompilationError
 from ascsim.triton.tensor import known, tensor
 
 #: Cost steps (cost classes of the SoC's vector table) of one routine.
@@ -86,6 +87,9 @@ def _routine(name: str, fn, steps, result_kind: str, args: tuple) -> tensor:
     dtype = args[0].dtype
     for a in args[1:]:
         dtype = dtypes.promote(dtype, a.dtype)
+    if result_kind == "bool" and not dtype.is_floating():  # the predicates take floats only
+        raise CompilationError(f"{loc[0]}:{loc[1]}: libdevice.{name}: Expected dtype "
+                               f"fp16/fp32/bf16, but got {dtype}")
     if not dtype.is_floating():
         dtype = dtypes.float32
     shape = semantic.broadcast_shape(*(a.shape for a in args))
