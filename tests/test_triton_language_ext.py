@@ -253,3 +253,19 @@ def test_not_and_or_on_blocks_are_element_wise():
     offs = torch.arange(16)
     ref = ((~(x > 1.0)) & (offs < 14)) | (x < -1.0)
     assert out.tolist() == ref.float().tolist()
+
+
+@jit
+def descriptor_copy(out_ptr, x_ptr, M: tl.constexpr, N: tl.constexpr, BM: tl.constexpr):
+    src = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, N])
+    dst = tl.make_tensor_descriptor(out_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, N])
+    block = src.load([tl.program_id(0) * BM, 0])
+    tl.store_tensor_descriptor(dst, [tl.program_id(0) * BM, 0], block * 2)
+
+
+def test_tensor_descriptors_load_and_store_blocks():
+    x = torch.randn(8, 16)
+    out = torch.empty_like(x)
+    report = descriptor_copy[(4,)](out, x, 8, 16, 2)
+    torch.testing.assert_close(out, x * 2)
+    assert _races(report) == []

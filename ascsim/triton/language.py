@@ -189,6 +189,15 @@ def atomic_cas(pointer, cmp, val, sem=None, scope=None):
 
 make_block_ptr = _block_ptr.make_block_ptr
 advance = _block_ptr.advance
+make_tensor_descriptor = _block_ptr.make_tensor_descriptor
+
+
+def load_tensor_descriptor(desc, offsets):
+    return desc.load(offsets)
+
+
+def store_tensor_descriptor(desc, offsets, value):
+    return desc.store(offsets, value)
 
 
 # ---------------------------------------------------------------------- arithmetic
