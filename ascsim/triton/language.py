@@ -433,6 +433,14 @@ def static_print(*values, sep=" ", end="\n", file=None, flush=False):
     builtins.print(*values, sep=sep, end=end)
 
 
+def inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack):
+    """Refused: the assembly is written for a GPU (PTX) or for the device's own instruction
+    set, which ascsim does not decode, so it has no meaning on the simulated chip."""
+    raise CompilationError(f"{_loc()}: tl.inline_asm_elementwise is not supported by ascsim: "
+                           "its assembly text is not decoded by the simulator (write the "
+                           "operation with tl.* functions)")
+
+
 def next_power_of_2(n):
     n = int(unwrap(n))
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
