@@ -269,3 +269,34 @@ def test_tensor_descriptors_load_and_store_blocks():
     report = descriptor_copy[(4,)](out, x, 8, 16, 2)
     torch.testing.assert_close(out, x * 2)
     assert _races(report) == []
+
+
+@jit
+def half_math(x_ptr, sum_ptr, exp2_ptr, R: tl.constexpr, C: tl.constexpr):
+    offs = tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]
+    x = tl.load(x_ptr + offs)
+    tl.store(sum_ptr + tl.arange(0, R), tl.sum(x, 1))
+    tl.store(exp2_ptr + offs, tl.exp2(x * 4))
+
+
+def test_fp16_sums_and_exp2_keep_fp32_intermediates():
+    x = torch.rand(8, 256).half() * 2 - 1
+    sums = torch.empty(8, dtype=torch.float16)
+    e = torch.empty(8, 256, dtype=torch.float16)
+    half_math[(1,)](x, sums, e, 8, 256)
+    torch.testing.assert_close(sums, x.float().sum(1).half(), rtol=1e-3, atol=1e-3)
+    torch.testing.assert_close(e, torch.exp2(x.float() * 4).half(), rtol=1e-3, atol=1e-3)
+
+
+@jit
+def int8_argmax(x_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr):
+    offs = tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]
+    tl.store(out_ptr + tl.arange(0, C), tl.argmax(tl.load(x_ptr + offs), 0))
+
+
+def test_int8_argmax_of_a_large_block_fits_ub():
+    x = torch.randint(-100, 100, (64, 512), dtype=torch.int8)  # 32 KiB of int8
+    out = torch.empty(512, dtype=torch.int32)
+    int8_argmax[(1,)](x, out, 64, 512)
+    values = x.gather(0, out.long()[None, :])[0]
+    assert values.tolist() == x.max(0).values.tolist()

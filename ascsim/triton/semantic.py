@@ -324,6 +324,10 @@ VECTOR_UNARY = {
     "sigmoid": (("neg", None), ("exp", None), ("adds", 1.0), ("reciprocal", None)),
 }
 ROUNDINGS = {"floor": np.floor, "ceil": np.ceil}
+#: ``exp2`` and ``log2``: a scale and an exp / ln on the vector unit, the intermediate kept in
+#: fp32 (a chain of fp16 instructions would round it: triton-ascend's fp16 exp2 matches torch
+#: to 1e-3, which a rounded ``x * ln 2`` misses near 16).
+ROUTINES = {"exp2": (np.exp2, ("muls", "exp")), "log2": (np.log2, ("ln", "muls"))}
 FLOAT_ONLY = {"exp", "log", "sqrt", "rsqrt", "exp2", "log2", "sigmoid", "reciprocal",
               "floor", "ceil"}
 
@@ -347,6 +351,11 @@ def unary(op: str, x):
         from ascsim.triton import libdevice
 
         return libdevice._routine(op, ROUNDINGS[op], libdevice.ONE_PASS, "float", (x,))
+    if op in ROUTINES:  # a fixed chain computed at once and rounded once (fp16: 1e-3 close)
+        from ascsim.triton import libdevice
+
+        fn, steps = ROUTINES[op]
+        return libdevice._routine(op, fn, steps, "float", (x,))
     steps = VECTOR_UNARY.get(op)
     if steps is None:
         fail(loc, f"tl.{op} on loaded data is not supported yet")
@@ -489,6 +498,11 @@ def reduce(x, how: str, axis=None, keep_dims=False, dtype=None):
         return known(np.asarray(values), out_dtype)
     loc = user_location()
     x = _to_type(x, out_dtype, loc)
+    if how == "sum" and out_dtype.name in ("fp16", "bf16"):
+        # Half-precision sums accumulate in fp32 and are rounded once (triton-ascend's fp16
+        # sums match an fp32 reference to 1e-3; a tree of fp16 adds does not).
+        wide = reduce(cast(x, dtypes.float32, loc=loc), how, axis, keep_dims)
+        return cast(wide, out_dtype, loc=loc)
     if axis is None or ndim <= 1:
         out = vector.reduce_all(how, x, loc)
         shape = (1,) * ndim if keep_dims else ()
@@ -556,7 +570,10 @@ def arg_reduce(x, how: str, axis, keep_dims=False) -> tensor:
         return known(np.asarray(fn(x.known, axis=axis)).astype(np.int32), dtypes.int32)
     loc = user_location()
     if x.dtype.bits < 16 or x.dtype.kind == "bool":  # the index needs more bits than 8
-        x = cast(x, dtypes.int32 if x.dtype.is_int() else dtypes.float32, loc=loc)
+        # (16 bits hold every 8-bit value exactly: a wider copy would hold UB the device's
+        # argmax of an int8 block does not need)
+        x = cast(x, dtypes.from_numpy("int16") if x.dtype.is_int() else dtypes.float16,
+                 loc=loc)
     raw = vector.arg_reduce(how, x, None if ndim <= 1 else axis, loc)
     out = cast(raw, dtypes.int32, loc=loc) if raw.dtype.bits != 32 else tensor(
         dtypes.int32, raw.shape, alloc=raw.alloc, index=raw.index)
