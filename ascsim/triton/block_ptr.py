@@ -58,6 +58,11 @@ class BlockPointer:
     def dtype(self):
         return self.base.dtype
 
+    @property
+    def type(self):
+        """The pointer type (``bptr.type.element_ty`` is the element type)."""
+        return self.base.dtype
+
     def indices(self) -> list[np.ndarray]:
         """Each dimension's element index over the block, broadcast to the block."""
         rank = len(self.block_shape)

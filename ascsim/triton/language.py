@@ -205,6 +205,13 @@ def where(condition, x, y):
     return _semantic.where(condition, x, y)
 
 
+class PropagateNan:
+    """``tl.PropagateNan``: whether max/min propagate NaN (the vector unit's do)."""
+
+    NONE = 0
+    ALL = 0xFFFF
+
+
 def maximum(x, y, propagate_nan=None):
     return _semantic.binary("maximum", x, y)
 
@@ -273,18 +280,24 @@ def sum(input, axis=None, keep_dims=False, dtype=None):  # noqa: A001 - tl.sum
     return _semantic.reduce(input, "sum", axis, keep_dims, dtype)
 
 
+def _extreme(how: str, input, axis, return_indices, keep_dims):
+    if not return_indices:
+        return _semantic.reduce(input, how, axis, keep_dims)
+    # (the value and its first index: the reduction and the arg-reduction of the block)
+    value = _semantic.reduce(input, how, axis, keep_dims)
+    return value, _semantic.arg_reduce(input, how, axis, keep_dims)
+
+
 def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True,  # noqa: A001
-        keep_dims=False):
-    if return_indices:
-        raise CompilationError(f"{_loc()}: tl.max(return_indices=True) is not supported yet")
-    return _semantic.reduce(input, "max", axis, keep_dims)
+        keep_dims=False, propagate_nan=None):
+    """``tl.max``; the vector unit's max propagates NaN, so ``propagate_nan`` changes
+    nothing."""
+    return _extreme("max", input, axis, return_indices, keep_dims)
 
 
 def min(input, axis=None, return_indices=False, return_indices_tie_break_left=True,  # noqa: A001
-        keep_dims=False):
-    if return_indices:
-        raise CompilationError(f"{_loc()}: tl.min(return_indices=True) is not supported yet")
-    return _semantic.reduce(input, "min", axis, keep_dims)
+        keep_dims=False, propagate_nan=None):
+    return _extreme("min", input, axis, return_indices, keep_dims)
 
 
 def argmax(input, axis, tie_break_left=True, keep_dims=False):

@@ -121,11 +121,19 @@ class tensor:  # noqa: N801 - Triton's own name
     def sum(self, axis=None, keep_dims=False):
         return semantic.reduce(self, "sum", axis, keep_dims)
 
-    def max(self, axis=None, keep_dims=False):
-        return semantic.reduce(self, "max", axis, keep_dims)
+    def max(self, axis=None, return_indices=False, return_indices_tie_break_left=True,
+            keep_dims=False, propagate_nan=None):
+        from ascsim.triton import language
 
-    def min(self, axis=None, keep_dims=False):
-        return semantic.reduce(self, "min", axis, keep_dims)
+        return language.max(self, axis, return_indices, return_indices_tie_break_left,
+                            keep_dims, propagate_nan)
+
+    def min(self, axis=None, return_indices=False, return_indices_tie_break_left=True,
+            keep_dims=False, propagate_nan=None):
+        from ascsim.triton import language
+
+        return language.min(self, axis, return_indices, return_indices_tie_break_left,
+                            keep_dims, propagate_nan)
 
     def trans(self, *dims):
         if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
@@ -139,6 +147,83 @@ class tensor:  # noqa: N801 - Triton's own name
 
     def cast(self, dtype, fp_downcast_rounding=None, bitcast=False):
         return semantic.cast(self, dtype, fp_downcast_rounding, bitcast)
+
+    # ---- the member forms of tl functions (Triton's _tensor_member_fn)
+    def logical_and(self, other):
+        from ascsim.triton import logic
+
+        return logic.logical_and(self, lambda: other)
+
+    def logical_or(self, other):
+        from ascsim.triton import logic
+
+        return logic.logical_or(self, lambda: other)
+
+    def cumsum(self, axis=0, reverse=False, dtype=None):
+        from ascsim.triton import combine
+
+        return combine.cumsum(self, axis, reverse, dtype)
+
+    def cumprod(self, axis=0, reverse=False):
+        from ascsim.triton import combine
+
+        return combine.cumprod(self, axis, reverse)
+
+    def reduce(self, axis, combine_fn, keep_dims=False):
+        from ascsim.triton import combine
+
+        return combine.reduce(self, axis, combine_fn, keep_dims)
+
+    def associative_scan(self, axis, combine_fn, reverse=False):
+        from ascsim.triton import combine
+
+        return combine.scan(self, axis, combine_fn, reverse)
+
+    def xor_sum(self, axis=None, keep_dims=False):
+        from ascsim.triton import combine
+
+        return combine.xor_sum(self, axis, keep_dims)
+
+    def sort(self, dim=None, descending=False):
+        from ascsim.triton import reorder
+
+        return reorder.sort(self, dim, descending)
+
+    def flip(self, dim=None):
+        from ascsim.triton import reorder
+
+        return reorder.flip(self, dim)
+
+    def ravel(self, can_reorder=False):
+        from ascsim.triton import reorder
+
+        return reorder.ravel(self)
+
+    def histogram(self, num_bins):
+        from ascsim.triton import reorder
+
+        return reorder.histogram(self, num_bins)
+
+    def argmax(self, axis, tie_break_left=True, keep_dims=False):
+        return semantic.arg_reduce(self, "max", axis, keep_dims)
+
+    def argmin(self, axis, tie_break_left=True, keep_dims=False):
+        return semantic.arg_reduce(self, "min", axis, keep_dims)
+
+    def extract_slice(self, offsets, sizes, strides):
+        from ascsim.triton import reorder
+
+        return reorder.extract_slice(self, offsets, sizes, strides)
+
+    def insert_slice(self, sub, offsets, sizes, strides):
+        from ascsim.triton import reorder
+
+        return reorder.insert_slice(self, sub, offsets, sizes, strides)
+
+    def get_element(self, indices):
+        from ascsim.triton import reorder
+
+        return reorder.get_element(self, indices)
 
     @property
     def T(self):  # noqa: N802 - Triton's own name
