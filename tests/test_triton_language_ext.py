@@ -300,3 +300,17 @@ def test_int8_argmax_of_a_large_block_fits_ub():
     int8_argmax[(1,)](x, out, 64, 512)
     values = x.gather(0, out.long()[None, :])[0]
     assert values.tolist() == x.max(0).values.tolist()
+
+
+@jit
+def scatter_add(idx_ptr, val_ptr, out_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.atomic_add(out_ptr + tl.load(idx_ptr + offs), tl.load(val_ptr + offs))
+
+
+def test_atomic_add_through_loaded_offsets_accumulates_repeats():
+    idx = torch.tensor([3, 1, 3, 3, 0, 1, 7, 2], dtype=torch.int32)
+    val = torch.arange(1, 9, dtype=torch.float32)
+    out = torch.zeros(8)
+    scatter_add[(1,)](idx, val, out, 8)
+    torch.testing.assert_close(out, torch.zeros(8).index_add_(0, idx.long(), val))

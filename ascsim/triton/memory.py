@@ -219,14 +219,25 @@ def atomic(op: str, ptr, value, mask, loc, discarded: bool = False) -> tensor:
     if not positions.size:
         return old
     size = elem.np_dtype.itemsize
-    bursts = _bursts(positions, offsets[positions], size)
-    if bursts is None:
-        raise CompilationError(f"{loc[0]}:{loc[1]}: tl.atomic_{op} through computed offsets "
-                               "is not supported yet")
-    rec = Copy(vector.region(prog, value), ptr.gm.region, bursts, loc, f"atomic_{op}",
-               atomic=ATOMICS[op])
+    dst = offsets[positions]
+    bursts = _bursts(positions, dst, size)
     gm = ptr.gm.access(prog.core.core_id)
-    prog.order.issue("MTE3", rec, (value.alloc, gm), (gm,), loc)
+    src_region = vector.region(prog, value)
+    if bursts is not None:
+        patterns = (bursts,)
+    else:
+        # Computed offsets (a scatter, elements that may hit one address twice): the
+        # discrete path, one atomic copy per run of consecutive elements, in order, so that
+        # repeated addresses accumulate.
+        starts, lengths = _runs(positions, dst)
+        patterns = tuple(
+            Bursts(int(positions[a]) * size, int(dst[a]) * size, int(w) * size,
+                   int(w) * size, int(w) * size, 1)
+            for a, w in zip(starts.tolist(), lengths.tolist()))
+    for pattern in patterns:
+        rec = Copy(src_region, ptr.gm.region, pattern, loc, f"atomic_{op}",
+                   atomic=ATOMICS[op])
+        prog.order.issue("MTE3", rec, (value.alloc, gm), (gm,), loc)
     return old
 
 
