@@ -21,12 +21,18 @@ def _as_bool(x: tensor) -> tensor:
 
 
 def logical_not(value):
+    """``not x``: Triton's ``__not__`` of a block is its bitwise inversion (a logical not
+    for masks); floats are refused, as Triton's front end refuses them."""
     value = semantic.unwrap(value)
     if not isinstance(value, tensor):
         return not value
+    if value.dtype.is_floating():
+        raise TypeError(f"`not` of a block of {value.dtype}: unexpected type")
     if value.known is not None:
-        return known(np.logical_not(value.known), dtypes.int1)
-    return semantic.unary("not", semantic.as_mask(value, user_location()))
+        return known(np.invert(value.known), value.dtype)
+    if value.packed or value.dtype.kind == "bool":
+        return semantic.unary("not", semantic.as_mask(value, user_location()))
+    return semantic.unary("not", value)
 
 
 def logical_and(left, right):
