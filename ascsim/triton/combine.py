@@ -25,6 +25,7 @@ import numpy as np
 
 from ascsim.sim.source import user_location
 from ascsim.triton import dtypes, semantic, vector
+from ascsim.triton import program as _program
 from ascsim.triton.errors import CompilationError
 from ascsim.triton.tensor import known, tensor
 
@@ -87,7 +88,7 @@ def _concat_last(parts: list[tensor], dtype, loc) -> tensor:
         return known(values, dtype)
     lead = parts[0].shape[:-1]
     width = sum(p.shape[-1] for p in parts)
-    prog = vector._program.current()
+    prog = _program.current()
     out = vector.new_tile(prog, dtype, (*lead, width), loc)
     lanes = out.lanes()
     at = 0

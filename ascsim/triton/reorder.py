@@ -288,9 +288,10 @@ def insert_slice(ful, sub, offsets, sizes, strides):
         values = x.known.copy()
         values[key] = part.known.astype(x.dtype.np_dtype)
         return known(values, x.dtype)
-    out = vector.elementwise("copy", x.dtype, x.shape, (semantic.as_tile(x, loc),), loc=loc) \
-        if x.known is None or semantic.scalar_of(x) is None else \
-        vector.fill(x.dtype, x.shape, semantic.scalar_of(x), loc)
+    if x.known is None:
+        out = vector.elementwise("copy", x.dtype, x.shape, (x,), loc=loc)
+    else:  # a constant block (tl.zeros, tl.full) or index arithmetic: a fill or an index pass
+        out = semantic.as_tile(x, loc)
     part = semantic.as_tile(semantic.cast(part, x.dtype, loc=loc), loc)
     vector.copy_lanes(out, out.lanes()[key].reshape(-1), part, part.lanes().reshape(-1), loc)
     return out
