@@ -314,3 +314,22 @@ def test_atomic_add_through_loaded_offsets_accumulates_repeats():
     out = torch.zeros(8)
     scatter_add[(1,)](idx, val, out, 8)
     torch.testing.assert_close(out, torch.zeros(8).index_add_(0, idx.long(), val))
+
+
+@jit
+def tile_cdiv(x_ptr, y_ptr, out_ptr, f_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x, y = tl.load(x_ptr + offs), tl.load(y_ptr + offs)
+    tl.store(out_ptr + offs, tl.cdiv(x, y))
+    tl.store(f_ptr + offs, tl.cdiv(x.to(tl.float32) * 0.5, 0.75))
+
+
+def test_cdiv_of_blocks_rounds_up_for_any_sign():
+    x = torch.randint(-50, 50, (32,), dtype=torch.int32)
+    y = torch.randint(1, 7, (32,), dtype=torch.int32) * torch.where(
+        torch.rand(32) > 0.5, 1, -1).int()
+    out = torch.empty(32, dtype=torch.int32)
+    f = torch.empty(32)
+    tile_cdiv[(1,)](x, y, out, f, 32)
+    assert out.tolist() == torch.ceil(x.double() / y.double()).int().tolist()
+    torch.testing.assert_close(f, torch.ceil(x.float() * 0.5 / 0.75))

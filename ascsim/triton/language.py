@@ -225,11 +225,12 @@ def clamp(x, min, max, propagate_nan=None):  # noqa: A002 - Triton's parameter n
 
 
 def cdiv(x, div):
-    """``(x + div - 1) // div``."""
+    """``ceil(x / div)`` (integers: exactly, whatever the signs; floats: the rounded-up
+    quotient, as triton-ascend's cdiv of float blocks gives)."""
     x, div = unwrap(x), unwrap(div)
     if isinstance(x, (int, np.integer)) and isinstance(div, (int, np.integer)):
         return -(-int(x) // int(div))
-    return (x + div - 1) // div
+    return _semantic.binary("cdiv", x, div)
 
 
 def fdiv(x, y, ieee_rounding=False):

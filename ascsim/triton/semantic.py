@@ -146,7 +146,15 @@ KNOWN_BINARY = {
     "floordiv": _c_div, "mod": np.fmod, "and": np.bitwise_and, "or": np.bitwise_or,
     "xor": np.bitwise_xor, "shl": np.left_shift, "shr": np.right_shift,
     "maximum": np.maximum, "minimum": np.minimum, "umulhi": lambda a, b: _umulhi(a, b),
+    "cdiv": lambda a, b: _cdiv(a, b),
 }
+
+
+def _cdiv(a, b):
+    """``ceil(a / b)``: exact for integers of any sign, a rounded-up quotient for floats."""
+    if a.dtype.kind == "f":
+        return np.ceil(a / b)
+    return -np.floor_divide(-a, np.where(b == 0, 1, b))
 
 
 def _umulhi(a, b):
@@ -164,6 +172,7 @@ TILE_ROUTINES = {
     "shl": (np.left_shift, ("shl",)),
     "shr": (np.right_shift, ("shr",)),
     "umulhi": (_umulhi, ("mul", "mul", "add")),
+    "cdiv": (_cdiv, ("div", "cast")),
 }
 #: Shifts by a scalar count: the vector unit's own instruction.
 SCALAR_SHIFTS = {"shl": "shl", "shr": "shr"}
