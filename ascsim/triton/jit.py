@@ -46,7 +46,7 @@ LAUNCH_OPTIONS = frozenset({
     "auto_blockify_size", "sync_solver", "unit_flag", "enable_hivm_auto_cv_balance",
     "enable_ubuf_saving", "enable_nd2nz_on_vector", "force_simt_only", "compile_mode",
     "mix_mode", "optimize_dynamic_offset", "enable_mixed_cv", "disable_auto_inject_block_sync",
-    "enable_sync_block_lock",
+    "enable_sync_block_lock", "enable_mask_fallback_conversion",
 })
 
 

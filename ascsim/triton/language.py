@@ -269,6 +269,7 @@ ceil = _unary("ceil")
 sin = _libdevice.sin
 cos = _libdevice.cos
 erf = _libdevice.erf
+tanh = _libdevice.tanh  # (``from triton.language.math import tanh``: tl.math is this module)
 
 
 def _loc() -> str:
