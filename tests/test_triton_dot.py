@@ -14,7 +14,7 @@ import torch
 from ascsim.isa import KernelError
 from ascsim.session import SESSION
 from ascsim.triton import autotune as at
-from ascsim.triton import cube_loads, mix
+from ascsim.triton import cube_loads, extension
 from ascsim.triton import language as tl
 from ascsim.triton.jit import jit
 
@@ -106,9 +106,9 @@ def user_sync(a_ptr, b_ptr, c_ptr, t_ptr, N: tl.constexpr, WAIT: tl.constexpr):
     a = tl.load(a_ptr + offs)
     b = tl.load(b_ptr + offs)
     tl.store(t_ptr + offs, tl.dot(a, b))  # the cube's FixPipe, straight to GM
-    mix.sync_block_set("cube", "vector", 5)
+    extension.sync_block_set("cube", "vector", 5)
     if WAIT:
-        mix.sync_block_wait("cube", "vector", 5)
+        extension.sync_block_wait("cube", "vector", 5)
     tl.store(c_ptr + offs, tl.load(t_ptr + offs) + 1.0)  # the vector side reads it back
 
 
@@ -131,7 +131,7 @@ def test_a_missing_sync_block_wait_is_a_cross_core_race_at_its_line(wait):
 
 @jit
 def wait_without_set(a_ptr, N: tl.constexpr):
-    mix.sync_block_wait("cube", "vector", 1)
+    extension.sync_block_wait("cube", "vector", 1)
     r = tl.arange(0, N)
     tl.store(a_ptr + r[:, None] * N + r[None, :],
              tl.dot(tl.load(a_ptr + r[:, None] * N + r[None, :]),
@@ -258,3 +258,15 @@ def test_ascsim_tune_runs_a_triton_script_trial():
     report = target(BLOCK_M=64, BLOCK_N=128, BLOCK_K=64)
     assert report.kernel_type == "MIX" and report.device_time_us > 0
     assert _findings(report) == []
+
+
+@jit
+def vector_only_sync(a_ptr, N: tl.constexpr):
+    r = tl.arange(0, N)
+    extension.sync_block_set("cube", "vector", 1)
+    tl.store(a_ptr + r, tl.load(a_ptr + r) + 1.0)
+
+
+def test_the_extensions_block_sync_is_refused_in_a_kernel_without_dot():
+    with pytest.raises(Exception, match="sync_block_set.*tl.dot"):
+        vector_only_sync[(1,)](torch.zeros(16), 16)

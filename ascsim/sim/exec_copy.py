@@ -363,7 +363,8 @@ def last_write_done(core, access: tuple) -> float:
     key, lo, hi = access
     instrs = core.instrs
     for instr in reversed(instrs[-PRODUCER_WINDOW:]):
-        for w_key, w_lo, w_hi in instr.writes:
+        for write in instr.writes:  # (key, lo, hi) or, for lane accesses, more fields
+            w_key, w_lo, w_hi = write[0], write[1], write[2]
             if w_key == key and w_lo < hi and lo < w_hi:
                 return instr.done
     return 0.0

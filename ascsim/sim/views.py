@@ -111,8 +111,13 @@ def index_access(region: Region, idx: np.ndarray) -> tuple:
     return region.access(lo, int(idx.max()) + 1 - lo)
 
 
-#: How a write combines with what the destination holds (atomic stores).
-ATOMIC_OPS = {"add": np.add, "max": np.maximum, "min": np.minimum}
+#: How a write combines with what the destination holds (atomic stores). The A2/A3 MTE3
+#: combines by add, max and min (Ascend C SetAtomicAdd/Max/Min); ``and``, ``or``, ``xor`` and
+#: ``xchg`` (replace) are not DMA modes: they stand for triton-ascend's lowering of
+#: ``tl.atomic_and/or/xor/xchg/cas`` (a scalar atomic loop, its architecture_design doc), one
+#: indivisible update per element, so that the Triton front-end gives it as one record.
+ATOMIC_OPS = {"add": np.add, "max": np.maximum, "min": np.minimum, "and": np.bitwise_and,
+              "or": np.bitwise_or, "xor": np.bitwise_xor, "xchg": lambda old, new: new}
 
 
 def write_rows(core, dst: Region, rows: int, cols: int, stride: int, values: np.ndarray,

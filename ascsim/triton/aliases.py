@@ -30,9 +30,12 @@ MODULES = {
     "triton.language.extra.libdevice": "ascsim.triton.libdevice",
     "triton.language.extra.cann": None,
     "triton.language.extra.cann.libdevice": "ascsim.triton.libdevice",
+    "triton.language.extra.cann.extension": "ascsim.triton.extension",
+    "triton.language.extra.ascend": None,
+    "triton.language.extra.ascend.libdevice": "ascsim.triton.libdevice",
 }
 PACKAGES = {"triton", "triton.language", "triton.runtime", "triton.compiler",
-            "triton.language.extra", "triton.language.extra.cann"}
+            "triton.language.extra", "triton.language.extra.cann", "triton.language.extra.ascend"}
 
 
 class _Loader(importlib.abc.Loader):

@@ -58,6 +58,11 @@ class BlockPointer:
     def dtype(self):
         return self.base.dtype
 
+    @property
+    def type(self):
+        """The pointer type (``bptr.type.element_ty`` is the element type)."""
+        return self.base.dtype
+
     def indices(self) -> list[np.ndarray]:
         """Each dimension's element index over the block, broadcast to the block."""
         rank = len(self.block_shape)
@@ -108,3 +113,47 @@ def advance(base: BlockPointer, offsets) -> BlockPointer:
 
 #: ``padding_option`` -> the value of the elements outside the bounds.
 PADDING = {"": 0, None: 0, "zero": 0, "nan": float("nan")}
+
+
+@dataclass(frozen=True)
+class TensorDescriptor:
+    """``tl.make_tensor_descriptor(base, shape, strides, block_shape)``: a tensor in GM read
+    and written a ``block_shape`` block at a time at given element offsets. Each access is a
+    block pointer at those offsets, so its copies are those of block pointers. triton-ascend
+    does not mask the accesses by ``shape`` (its generalization test copies an ``[n, N]``
+    tensor through descriptors of shape ``[1, N]``, one row per program, and expects every
+    row): neither does this one, and an access past the tensor's end is a
+    ``gm-out-of-bounds`` finding."""
+
+    base: tensor
+    shape: tuple
+    strides: tuple
+    block_shape: tuple
+
+    @property
+    def dtype(self):
+        return self.base.dtype.element_ty
+
+    def block(self, offsets) -> BlockPointer:
+        offsets = _ints(offsets, "offsets")
+        return BlockPointer(self.base, self.shape, self.strides, offsets, self.block_shape,
+                            tuple(reversed(range(len(self.block_shape)))))
+
+    def load(self, offsets):
+        from ascsim.sim.source import user_location
+        from ascsim.triton import memory
+
+        ptr = self.block(offsets)
+        return memory.load(ptr.pointers(), None, 0, user_location())
+
+    def store(self, offsets, value):
+        from ascsim.sim.source import user_location
+        from ascsim.triton import memory, semantic
+
+        ptr = self.block(offsets)
+        memory.store(ptr.pointers(), semantic.operand(unwrap(value)), None, user_location())
+
+
+def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="zero"):
+    return TensorDescriptor(unwrap(base), _ints(shape, "shape"), _ints(strides, "strides"),
+                            _ints(block_shape, "block_shape"))

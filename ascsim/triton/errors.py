@@ -8,6 +8,8 @@ here.
 
 from __future__ import annotations
 
+import sys
+
 
 class CompilationError(Exception):
     """A kernel Triton's front end cannot compile (an unsupported construct, a bad argument)."""
@@ -32,3 +34,8 @@ class OutOfResources(Exception):
 
 __all__ = ["CompilationError", "CompileTimeAssertionFailure", "MLIRCompilationError",
            "OutOfResources"]
+
+
+#: ``triton.compiler.errors`` is this module too (``triton.compiler`` serves it): the name
+#: ``errors`` on it lets ``triton.compiler.errors.CompilationError`` resolve without an import.
+errors = sys.modules[__name__]

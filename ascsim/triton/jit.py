@@ -46,6 +46,7 @@ LAUNCH_OPTIONS = frozenset({
     "auto_blockify_size", "sync_solver", "unit_flag", "enable_hivm_auto_cv_balance",
     "enable_ubuf_saving", "enable_nd2nz_on_vector", "force_simt_only", "compile_mode",
     "mix_mode", "optimize_dynamic_offset", "enable_mixed_cv", "disable_auto_inject_block_sync",
+    "enable_sync_block_lock", "enable_mask_fallback_conversion",
 })
 
 
@@ -218,6 +219,15 @@ def launch(kernel: JITFunction, arguments: dict, grid) -> KernelReport | None:
             prog.close()
             if mixed:
                 mix.close(core)
+        if not options.keep:
+            # Every record of this block has run (the executors compute values as they are
+            # issued): its UB bytes go back to the pool now, not when the launch ends, so a
+            # grid of thousands of blocks holds one block's UB per core at a time.
+            core.release_memories()
+            for observer in core.launch.observers:
+                forget = getattr(observer, "forget_core", None)
+                if forget is not None:
+                    forget(core.core_id)
 
     def reset():
         for gm in gm_args:

@@ -17,11 +17,13 @@ import numpy as np
 
 from ascsim.sim.source import user_location
 from ascsim.triton import block_ptr as _block_ptr
+from ascsim.triton import combine as _combine
 from ascsim.triton import dot as _dot
 from ascsim.triton import dtypes as _dtypes
 from ascsim.triton import libdevice as _libdevice
 from ascsim.triton import memory as _memory
 from ascsim.triton import program as _program
+from ascsim.triton import reorder as _reorder
 from ascsim.triton import semantic as _semantic
 from ascsim.triton.dtypes import (  # noqa: F401 - tl's names
     bfloat16,
@@ -180,6 +182,15 @@ def _atomic(op: str):
 atomic_add = _atomic("add")
 atomic_max = _atomic("max")
 atomic_min = _atomic("min")
+atomic_and = _atomic("and")
+atomic_or = _atomic("or")
+atomic_xor = _atomic("xor")
+atomic_xchg = _atomic("xchg")
+
+
+def atomic_cas(pointer, cmp, val, sem=None, scope=None):
+    """``tl.atomic_cas(pointer, cmp, val)``: returns the old values."""
+    return _memory.atomic_cas(unwrap(pointer), unwrap(cmp), unwrap(val), user_location())
 
 
 def dot(input, other, acc=None, input_precision=None, allow_tf32=None,
@@ -191,11 +202,27 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None,
 
 make_block_ptr = _block_ptr.make_block_ptr
 advance = _block_ptr.advance
+make_tensor_descriptor = _block_ptr.make_tensor_descriptor
+
+
+def load_tensor_descriptor(desc, offsets):
+    return desc.load(offsets)
+
+
+def store_tensor_descriptor(desc, offsets, value):
+    return desc.store(offsets, value)
 
 
 # ---------------------------------------------------------------------- arithmetic
 def where(condition, x, y):
     return _semantic.where(condition, x, y)
+
+
+class PropagateNan:
+    """``tl.PropagateNan``: whether max/min propagate NaN (the vector unit's do)."""
+
+    NONE = 0
+    ALL = 0xFFFF
 
 
 def maximum(x, y, propagate_nan=None):
@@ -211,11 +238,12 @@ def clamp(x, min, max, propagate_nan=None):  # noqa: A002 - Triton's parameter n
 
 
 def cdiv(x, div):
-    """``(x + div - 1) // div``."""
+    """``ceil(x / div)`` (integers: exactly, whatever the signs; floats: the rounded-up
+    quotient, as triton-ascend's cdiv of float blocks gives)."""
     x, div = unwrap(x), unwrap(div)
     if isinstance(x, (int, np.integer)) and isinstance(div, (int, np.integer)):
         return -(-int(x) // int(div))
-    return (x + div - 1) // div
+    return _semantic.binary("cdiv", x, div)
 
 
 def fdiv(x, y, ieee_rounding=False):
@@ -254,6 +282,7 @@ ceil = _unary("ceil")
 sin = _libdevice.sin
 cos = _libdevice.cos
 erf = _libdevice.erf
+tanh = _libdevice.tanh  # (``from triton.language.math import tanh``: tl.math is this module)
 
 
 def _loc() -> str:
@@ -266,18 +295,24 @@ def sum(input, axis=None, keep_dims=False, dtype=None):  # noqa: A001 - tl.sum
     return _semantic.reduce(input, "sum", axis, keep_dims, dtype)
 
 
+def _extreme(how: str, input, axis, return_indices, keep_dims):
+    if not return_indices:
+        return _semantic.reduce(input, how, axis, keep_dims)
+    # (the value and its first index: the reduction and the arg-reduction of the block)
+    value = _semantic.reduce(input, how, axis, keep_dims)
+    return value, _semantic.arg_reduce(input, how, axis, keep_dims)
+
+
 def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True,  # noqa: A001
-        keep_dims=False):
-    if return_indices:
-        raise CompilationError(f"{_loc()}: tl.max(return_indices=True) is not supported yet")
-    return _semantic.reduce(input, "max", axis, keep_dims)
+        keep_dims=False, propagate_nan=None):
+    """``tl.max``; the vector unit's max propagates NaN, so ``propagate_nan`` changes
+    nothing."""
+    return _extreme("max", input, axis, return_indices, keep_dims)
 
 
 def min(input, axis=None, return_indices=False, return_indices_tie_break_left=True,  # noqa: A001
-        keep_dims=False):
-    if return_indices:
-        raise CompilationError(f"{_loc()}: tl.min(return_indices=True) is not supported yet")
-    return _semantic.reduce(input, "min", axis, keep_dims)
+        keep_dims=False, propagate_nan=None):
+    return _extreme("min", input, axis, return_indices, keep_dims)
 
 
 def argmax(input, axis, tie_break_left=True, keep_dims=False):
@@ -286,6 +321,52 @@ def argmax(input, axis, tie_break_left=True, keep_dims=False):
 
 def argmin(input, axis, tie_break_left=True, keep_dims=False):
     return _semantic.arg_reduce(input, "min", axis, keep_dims)
+
+
+def reduce(input, axis, combine_fn, keep_dims=False):
+    """``tl.reduce``: ``combine_fn`` (a ``@triton.jit`` function) over ``axis`` (see
+    :mod:`ascsim.triton.combine`)."""
+    return _combine.reduce(input, axis, combine_fn, keep_dims)
+
+
+def associative_scan(input, axis, combine_fn, reverse=False):
+    """``tl.associative_scan``: the inclusive scan of ``combine_fn`` along ``axis``."""
+    return _combine.scan(input, axis, combine_fn, reverse)
+
+
+cumsum = _combine.cumsum
+cumprod = _combine.cumprod
+xor_sum = _combine.xor_sum
+
+
+def sort(x, dim=None, descending=False):
+    return _reorder.sort(x, dim, descending)
+
+
+topk = _reorder.topk
+flip = _reorder.flip
+gather = _reorder.gather
+histogram = _reorder.histogram
+cat = _reorder.cat
+join = _reorder.join
+split = _reorder.split
+interleave = _reorder.interleave
+ravel = _reorder.ravel
+
+
+def umulhi(x, y):
+    """The high 32 bits of the 64-bit product of two 32-bit integers."""
+    return _semantic.binary("umulhi", x, y)
+
+
+def swizzle2d(i, j, size_i, size_j, size_g):
+    """Row-major indices ``(i, j)`` of a ``size_i x size_j`` grid renumbered column-major
+    within groups of ``size_g`` rows (Triton's documented ``swizzle2d``): index arithmetic."""
+    linear = i * size_j + j
+    group_size = size_g * size_j
+    first_row = (linear // group_size) * size_g
+    rows = minimum(size_i - first_row, size_g)
+    return first_row + linear % rows, (linear % group_size) // rows
 
 
 # ---------------------------------------------------------------------- shapes
@@ -382,22 +463,26 @@ def static_print(*values, sep=" ", end="\n", file=None, flush=False):
     builtins.print(*values, sep=sep, end=end)
 
 
+def inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack):
+    """Refused: the assembly is written for a GPU (PTX) or for the device's own instruction
+    set, which ascsim does not decode, so it has no meaning on the simulated chip."""
+    raise CompilationError(f"{_loc()}: tl.inline_asm_elementwise is not supported by ascsim: "
+                           "its assembly text is not decoded by the simulator (write the "
+                           "operation with tl.* functions)")
+
+
 def next_power_of_2(n):
     n = int(unwrap(n))
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
 
 
-class _MathModule:
-    """``tl.math``: the element-wise math functions."""
-
-    exp, exp2, log, log2, sqrt, rsqrt, abs = exp, exp2, log, log2, sqrt, rsqrt, abs
-    sigmoid, floor, ceil, fma, fdiv, div_rn, erf = sigmoid, floor, ceil, fma, fdiv, div_rn, erf
-    sin, cos = sin, cos
-    sqrt_rn = sqrt
-    max, min = maximum, minimum
-
-
-math = _MathModule  # (the class: its functions stay plain functions, not bound methods)
+#: ``tl.math``: the element-wise math functions (a namespace of plain functions, so that
+#: ``tl.math.exp(x)`` calls ``exp(x)``).
+math = _types.SimpleNamespace(
+    exp=exp, exp2=exp2, log=log, log2=log2, sqrt=sqrt, sqrt_rn=sqrt, rsqrt=rsqrt, abs=abs,
+    sigmoid=sigmoid, floor=floor, ceil=ceil, fma=fma, fdiv=fdiv, div_rn=div_rn, erf=erf,
+    sin=sin, cos=cos, max=maximum, min=minimum, umulhi=umulhi, cdiv=cdiv, clamp=clamp,
+    tanh=_libdevice.tanh)
 #: ``tl.extra.cann.libdevice`` without importing it (the import gives the same module).
 extra = _types.SimpleNamespace(cann=_types.SimpleNamespace(libdevice=_libdevice))
 

@@ -78,6 +78,34 @@ class _Rewriter(ast.NodeTransformer):
     visit_For = _visit_loop  # noqa: N815 - ast.NodeTransformer's naming
     visit_While = _visit_loop  # noqa: N815
 
+    # ``not``, ``and`` and ``or`` on blocks are element-wise in Triton (its code generator
+    # turns them into logical ops), while Python would ask each block for one truth value:
+    # they become calls of :mod:`ascsim.triton.logic`, which keep Python's meaning (and its
+    # short circuit) for Python values.
+    def visit_UnaryOp(self, node):  # noqa: N802 - ast.NodeTransformer's naming
+        self.generic_visit(node)
+        if not isinstance(node.op, ast.Not):
+            return node
+        call = ast.Call(func=_logic("logical_not"), args=[node.operand], keywords=[])
+        return ast.fix_missing_locations(ast.copy_location(call, node))
+
+    def visit_BoolOp(self, node):  # noqa: N802
+        self.generic_visit(node)
+        name = "logical_and" if isinstance(node.op, ast.And) else "logical_or"
+        result = node.values[0]
+        for value in node.values[1:]:
+            later = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[],
+                                                  kw_defaults=[], defaults=[]), body=value)
+            result = ast.Call(func=_logic(name), args=[result, later], keywords=[])
+        return ast.fix_missing_locations(ast.copy_location(result, node))
+
+
+LOGIC = "__ascsim_triton_logic__"  # the name the rewritten kernel finds the helpers under
+
+
+def _logic(name: str) -> ast.Attribute:
+    return ast.Attribute(value=ast.Name(id=LOGIC, ctx=ast.Load()), attr=name, ctx=ast.Load())
+
 
 def shorten_lifetimes(fn):
     """``fn`` with its loops' dead names cleared (see the module docstring), or ``fn``."""
@@ -100,6 +128,9 @@ def shorten_lifetimes(fn):
     _Rewriter(function).visit(function)
     ast.increment_lineno(tree, first - 1)
     scope: dict = {}
+    from ascsim.triton import logic
+
+    fn.__globals__.setdefault(LOGIC, logic)
     exec(compile(tree, code.co_filename, "exec"), fn.__globals__, scope)  # noqa: S102
     rewritten = scope[function.name]
     rewritten.__defaults__ = fn.__defaults__

@@ -73,10 +73,15 @@ def _mask(mask, shape: tuple, op: str, loc) -> np.ndarray | None:
         return None
     if isinstance(mask, tensor):
         if mask.known is None:
-            raise CompilationError(
-                f"{loc[0]}:{loc[1]}: {op}: a mask computed from loaded data is not supported "
-                "yet (masks from tl.arange / program_id / scalars are)")
-        values = mask.known
+            # A mask computed from loaded data: each element's flag is read by the scalar
+            # unit, as the compiler's scalar loop over such an access does.
+            from ascsim.triton import dtypes, semantic
+
+            flags = semantic.cast(mask, dtypes.int8, loc=loc) if mask.packed or \
+                mask.dtype.kind == "bool" else mask
+            values = vector.read_block(vector.plain(flags, loc)) != 0
+        else:
+            values = mask.known
     else:
         values = np.asarray(bool(mask))
     return np.broadcast_to(values.astype(bool), shape)
@@ -176,8 +181,13 @@ class OldValues:
                                f"tl.atomic_{self.op} was dropped here and cannot be used")
 
 
-#: Triton atomic -> the DMA's atomic combine on the way into GM (``Copy.atomic``).
-ATOMICS = {"add": "add", "max": "max", "min": "min"}
+#: Triton atomic -> the atomic combine on the way into GM (``Copy.atomic``): add, max and min
+#: are the copy-out's own modes; and, or, xor and xchg are triton-ascend's scalar atomic loop,
+#: priced here as the copy-out (no instruction count of that loop is published).
+ATOMICS = {"add": "add", "max": "max", "min": "min", "and": "and", "or": "or", "xor": "xor",
+           "xchg": "xchg"}
+#: Atomics on integers only (Triton's rule).
+INTEGER_ATOMICS = {"and", "or", "xor"}
 
 
 def atomic(op: str, ptr, value, mask, loc, discarded: bool = False) -> tensor:
@@ -190,11 +200,13 @@ def atomic(op: str, ptr, value, mask, loc, discarded: bool = False) -> tensor:
     from ascsim.triton import semantic
 
     if op not in ATOMICS:
-        raise CompilationError(f"{loc[0]}:{loc[1]}: tl.atomic_{op} is not supported yet "
-                               "(atomic add, max and min are)")
+        raise CompilationError(f"{loc[0]}:{loc[1]}: tl.atomic_{op} is not supported yet")
     ptr = _pointer(ptr, f"tl.atomic_{op}", loc)
     prog = _program.current()
     elem = ptr.dtype.element_ty
+    if op in INTEGER_ATOMICS and not elem.is_int():
+        raise CompilationError(f"{loc[0]}:{loc[1]}: tl.atomic_{op} needs integers, got "
+                               f"{elem}")
     shape = ptr.shape
     old = OldValues(op, loc) if discarded else load(ptr, mask, None, loc)
     value = semantic.as_tile(semantic.broadcast_to(semantic.cast(value, elem, loc=loc),
@@ -207,12 +219,47 @@ def atomic(op: str, ptr, value, mask, loc, discarded: bool = False) -> tensor:
     if not positions.size:
         return old
     size = elem.np_dtype.itemsize
-    bursts = _bursts(positions, offsets[positions], size)
-    if bursts is None:
-        raise CompilationError(f"{loc[0]}:{loc[1]}: tl.atomic_{op} through computed offsets "
-                               "is not supported yet")
-    rec = Copy(vector.region(prog, value), ptr.gm.region, bursts, loc, f"atomic_{op}",
-               atomic=ATOMICS[op])
+    dst = offsets[positions]
+    bursts = _bursts(positions, dst, size)
     gm = ptr.gm.access(prog.core.core_id)
-    prog.order.issue("MTE3", rec, (value.alloc, gm), (gm,), loc)
+    src_region = vector.region(prog, value)
+    if bursts is not None:
+        patterns = (bursts,)
+    else:
+        # Computed offsets (a scatter, elements that may hit one address twice): the
+        # discrete path, one atomic copy per run of consecutive elements, in order, so that
+        # repeated addresses accumulate.
+        starts, lengths = _runs(positions, dst)
+        patterns = tuple(
+            Bursts(int(positions[a]) * size, int(dst[a]) * size, int(w) * size,
+                   int(w) * size, int(w) * size, 1)
+            for a, w in zip(starts.tolist(), lengths.tolist()))
+    for pattern in patterns:
+        rec = Copy(src_region, ptr.gm.region, pattern, loc, f"atomic_{op}",
+                   atomic=ATOMICS[op])
+        prog.order.issue("MTE3", rec, (value.alloc, gm), (gm,), loc)
+    return old
+
+
+def atomic_cas(ptr, cmp, value, loc) -> tensor:
+    """``tl.atomic_cas(ptr, cmp, val)``: where GM holds ``cmp``, it becomes ``val``; returns
+    the old values. The old values are read (MTE2), the new ones chosen by the vector unit
+    (a compare and a select) and written back as one indivisible update per element (the
+    scalar atomic loop of triton-ascend's lowering, see :data:`ATOMICS`)."""
+    from ascsim.triton import semantic
+
+    ptr = _pointer(ptr, "tl.atomic_cas", loc)
+    elem = ptr.dtype.element_ty
+    shape = ptr.shape
+    old = load(ptr, None, None, loc)
+    if not shape:  # one element: the scalar unit compares and swaps
+        want = semantic.operand(cmp)
+        want = want.known if want.known is not None else float(want)
+        if np.asarray(want).astype(elem.np_dtype) == old.known:
+            atomic("xchg", ptr, value, None, loc, True)
+        return old
+    cmp = semantic.broadcast_to(semantic.cast(semantic.operand(cmp), elem, loc=loc), shape)
+    value = semantic.broadcast_to(semantic.cast(semantic.operand(value), elem, loc=loc), shape)
+    chosen = semantic.where(semantic.compare("eq", old, cmp), value, old)
+    atomic("xchg", ptr, chosen, None, loc, True)
     return old

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from ascsim.triton import errors as compiler  # noqa: F401 - triton.compiler.errors
 from ascsim.triton import language, runtime
 from ascsim.triton.autotune import Config, autotune, heuristics
 from ascsim.triton.errors import CompilationError, OutOfResources

@@ -57,7 +57,11 @@ class Program:
         self.pid = (linear % gx, (linear // gx) % gy, linear // (gx * gy))
 
     def close(self) -> None:
+        """The core's programs are over: its planner's history and this state go (a launch
+        of many programs otherwise holds them for every block until it ends)."""
         self.planner.close()
+        self.planner.history = {}
+        self.core.launch.shared.get(PROGRAMS, {}).pop(self.core.core_id, None)
 
 
 def start(core, grid) -> Program:

@@ -152,8 +152,37 @@ KNOWN_BINARY = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide,
     "floordiv": _c_div, "mod": np.fmod, "and": np.bitwise_and, "or": np.bitwise_or,
     "xor": np.bitwise_xor, "shl": np.left_shift, "shr": np.right_shift,
-    "maximum": np.maximum, "minimum": np.minimum,
+    "maximum": np.maximum, "minimum": np.minimum, "umulhi": lambda a, b: _umulhi(a, b),
+    "cdiv": lambda a, b: _cdiv(a, b),
 }
+
+
+def _cdiv(a, b):
+    """``ceil(a / b)``: exact for integers of any sign, a rounded-up quotient for floats."""
+    if a.dtype.kind == "f":
+        return np.ceil(a / b)
+    return -np.floor_divide(-a, np.where(b == 0, 1, b))
+
+
+def _umulhi(a, b):
+    """The high half of the double-width product of two 32-bit integers."""
+    wide = np.uint64 if a.dtype.kind == "u" else np.int64
+    return ((a.astype(wide) * b.astype(wide)) >> 32).astype(a.dtype)
+
+
+#: Binary ops the vector unit has no single instruction for on two tiles: one routine each
+#: (numerical definition, cost steps). Integer division truncates toward zero as the device's
+#: (and C's) does: a conversion to fp32, a divide and a conversion back.
+TILE_ROUTINES = {
+    "floordiv": (_c_div, ("cast", "div", "cast")),
+    "floor_div_float": (np.floor_divide, ("div", "cast")),
+    "shl": (np.left_shift, ("shl",)),
+    "shr": (np.right_shift, ("shr",)),
+    "umulhi": (_umulhi, ("mul", "mul", "add")),
+    "cdiv": (_cdiv, ("div", "cast")),
+}
+#: Shifts by a scalar count: the vector unit's own instruction.
+SCALAR_SHIFTS = {"shl": "shl", "shr": "shr"}
 KNOWN_COMPARE = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
                  "eq": np.equal, "ne": np.not_equal}
 
@@ -189,6 +218,9 @@ def binary(op: str, a, b):
     loc = user_location()
     if op in MASK_OPS and (a.packed or b.packed):
         return _mask_binary(op, a, b, loc)
+    routine = TILE_ROUTINES.get(op)
+    if routine is not None:
+        return _tile_routine(op, routine, a, b, dtype, shape, loc)
     units = VECTOR_BINARY.get(op)
     if units is None:
         fail(loc, f"the {op} operator on loaded data is not supported yet")
@@ -204,6 +236,19 @@ def binary(op: str, a, b):
                                   (dtype.np_dtype.type(a_scalar),), loc=loc)
     return vector.elementwise(units[0], dtype, shape, (as_tile(a, loc), as_tile(b, loc)),
                               loc=loc)
+
+
+def _tile_routine(op: str, routine, a: tensor, b: tensor, dtype, shape, loc) -> tensor:
+    if op in ("shl", "shr", "floordiv", "umulhi") and not dtype.is_int():
+        fail(loc, f"the {op} operator needs integers, got {dtype}")
+    a, b = _to_type(a, dtype, loc), _to_type(b, dtype, loc)
+    count = scalar_of(b)
+    if op in SCALAR_SHIFTS and a.is_tile and count is not None:
+        return vector.elementwise(SCALAR_SHIFTS[op], dtype, shape, (broadcast_to(a, shape),),
+                                  (dtype.np_dtype.type(count),), loc=loc)
+    tiles = tuple(vector.plain(broadcast_to(as_tile(t, loc), shape), loc) for t in (a, b))
+    fn, steps = routine
+    return vector.routine(op, dtype, shape, tiles, fn, steps, loc)
 
 
 MASK_OPS = {"and": "and", "or": "or", "xor": "xor"}
@@ -222,11 +267,8 @@ def as_mask(t: tensor, loc) -> tensor:
     if t.packed:
         return t
     if t.known is not None:
-        value = scalar_of(t)
-        if value is None:
-            fail(loc, "a block mask from index arithmetic combined with a data-dependent "
-                      "mask is not supported yet")
-        t = as_tile(known(np.full(t.shape, value, dtype=np.int8), dtypes.int8), loc)
+        # (a mask from index arithmetic next to one from data: its flags as bytes in UB)
+        t = as_tile(known(np.asarray(t.known != 0).astype(np.int8), dtypes.int8), loc)
     dtype = dtypes.int8 if t.dtype.kind == "bool" else t.dtype
     if t.dtype.kind == "bool":
         t = tensor(dtypes.int8, t.shape, alloc=t.alloc, index=t.index)  # bytes 0/1
@@ -244,11 +286,13 @@ def _pointer_arith(op: str, a: tensor, b: tensor) -> tensor:
     ptr, offset = (a, b) if a.dtype.is_ptr() else (b, a)
     if op not in ("add", "sub") or offset.dtype.is_ptr() or (op == "sub" and ptr is b):
         fail(loc, f"pointer arithmetic supports pointer + and - integer offsets, got {op}")
-    if offset.known is None:
-        fail(loc, "a pointer plus offsets loaded from memory (a gather/scatter through "
-                  "computed indices) is not supported yet")
     if not offset.dtype.is_int():
         fail(loc, f"pointer offsets must be integers, got {offset.dtype}")
+    if offset.known is None:
+        # Offsets computed from loaded data (a gather or scatter through indices): the
+        # compiler's scalar loop reads each offset to address its element, so the pointer is
+        # known from here on; the copy of the access then takes the discrete path.
+        offset = known(vector.read_block(vector.plain(offset, loc)), offset.dtype)
     step = offset.known.astype(np.int64)
     values = ptr.known + step if op == "add" else ptr.known - step
     return tensor(ptr.dtype, values.shape, known=values, gm=ptr.gm)
@@ -300,6 +344,10 @@ VECTOR_UNARY = {
     "sigmoid": (("neg", None), ("exp", None), ("adds", 1.0), ("reciprocal", None)),
 }
 ROUNDINGS = {"floor": np.floor, "ceil": np.ceil}
+#: ``exp2`` and ``log2``: a scale and an exp / ln on the vector unit, the intermediate kept in
+#: fp32 (a chain of fp16 instructions would round it: triton-ascend's fp16 exp2 matches torch
+#: to 1e-3, which a rounded ``x * ln 2`` misses near 16).
+ROUTINES = {"exp2": (np.exp2, ("muls", "exp")), "log2": (np.log2, ("ln", "muls"))}
 FLOAT_ONLY = {"exp", "log", "sqrt", "rsqrt", "exp2", "log2", "sigmoid", "reciprocal",
               "floor", "ceil"}
 
@@ -323,6 +371,11 @@ def unary(op: str, x):
         from ascsim.triton import libdevice
 
         return libdevice._routine(op, ROUNDINGS[op], libdevice.ONE_PASS, "float", (x,))
+    if op in ROUTINES:  # a fixed chain computed at once and rounded once (fp16: 1e-3 close)
+        from ascsim.triton import libdevice
+
+        fn, steps = ROUTINES[op]
+        return libdevice._routine(op, fn, steps, "float", (x,))
     steps = VECTOR_UNARY.get(op)
     if steps is None:
         fail(loc, f"tl.{op} on loaded data is not supported yet")
@@ -469,6 +522,11 @@ def reduce(x, how: str, axis=None, keep_dims=False, dtype=None):
         return known(np.asarray(values), out_dtype)
     loc = user_location()
     x = _to_type(x, out_dtype, loc)
+    if how == "sum" and out_dtype.name in ("fp16", "bf16"):
+        # Half-precision sums accumulate in fp32 and are rounded once (triton-ascend's fp16
+        # sums match an fp32 reference to 1e-3; a tree of fp16 adds does not).
+        wide = reduce(cast(x, dtypes.float32, loc=loc), how, axis, keep_dims)
+        return cast(wide, out_dtype, loc=loc)
     if axis is None or ndim <= 1:
         out = vector.reduce_all(how, x, loc)
         shape = (1,) * ndim if keep_dims else ()
@@ -536,7 +594,10 @@ def arg_reduce(x, how: str, axis, keep_dims=False) -> tensor:
         return known(np.asarray(fn(x.known, axis=axis)).astype(np.int32), dtypes.int32)
     loc = user_location()
     if x.dtype.bits < 16 or x.dtype.kind == "bool":  # the index needs more bits than 8
-        x = cast(x, dtypes.int32 if x.dtype.is_int() else dtypes.float32, loc=loc)
+        # (16 bits hold every 8-bit value exactly: a wider copy would hold UB the device's
+        # argmax of an int8 block does not need)
+        x = cast(x, dtypes.from_numpy("int16") if x.dtype.is_int() else dtypes.float16,
+                 loc=loc)
     raw = vector.arg_reduce(how, x, None if ndim <= 1 else axis, loc)
     out = cast(raw, dtypes.int32, loc=loc) if raw.dtype.bits != 32 else tensor(
         dtypes.int32, raw.shape, alloc=raw.alloc, index=raw.index)

@@ -18,6 +18,7 @@ A Triton value is one of three things, as triton-ascend's compiler treats it:
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -56,7 +57,7 @@ class tensor:  # noqa: N801 - Triton's own name
         """Element numbers in the allocation, one per element (row-major over ``shape``)."""
         if self.index is not None:
             return self.index
-        return np.arange(self.numel, dtype=np.int64).reshape(self.shape)
+        return _iota(self.numel).reshape(self.shape)
 
     def __repr__(self) -> str:
         where = "tile" if self.is_tile else "pointer" if self.gm is not None else "known"
@@ -64,10 +65,12 @@ class tensor:  # noqa: N801 - Triton's own name
 
     # ------------------------------------------------------------------ host conversions
     def _scalar_value(self, what: str):
-        if self.known is None and self.numel == 1 and not self.packed:
-            from ascsim.triton import vector
+        if self.known is None and self.numel == 1:
+            from ascsim.triton import dtypes, vector
 
-            return vector.scalar_read(self)
+            # (a one-element mask: its flag as a byte first, then the scalar unit's read)
+            value = semantic.cast(self, dtypes.int8) if self.packed else self
+            return vector.scalar_read(value)
         if self.known is None:
             from ascsim.triton.errors import CompilationError
 
@@ -79,6 +82,8 @@ class tensor:  # noqa: N801 - Triton's own name
         return self.known.reshape(-1)[0].item()
 
     def __bool__(self) -> bool:
+        if self.gm is not None and not self.shape:  # a tensor argument: a non-null pointer
+            return True
         return bool(self._scalar_value("the truth value"))
 
     def __index__(self) -> int:
@@ -116,11 +121,19 @@ class tensor:  # noqa: N801 - Triton's own name
     def sum(self, axis=None, keep_dims=False):
         return semantic.reduce(self, "sum", axis, keep_dims)
 
-    def max(self, axis=None, keep_dims=False):
-        return semantic.reduce(self, "max", axis, keep_dims)
+    def max(self, axis=None, return_indices=False, return_indices_tie_break_left=True,
+            keep_dims=False, propagate_nan=None):
+        from ascsim.triton import language
 
-    def min(self, axis=None, keep_dims=False):
-        return semantic.reduce(self, "min", axis, keep_dims)
+        return language.max(self, axis, return_indices, return_indices_tie_break_left,
+                            keep_dims, propagate_nan)
+
+    def min(self, axis=None, return_indices=False, return_indices_tie_break_left=True,
+            keep_dims=False, propagate_nan=None):
+        from ascsim.triton import language
+
+        return language.min(self, axis, return_indices, return_indices_tie_break_left,
+                            keep_dims, propagate_nan)
 
     def trans(self, *dims):
         if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
@@ -134,6 +147,83 @@ class tensor:  # noqa: N801 - Triton's own name
 
     def cast(self, dtype, fp_downcast_rounding=None, bitcast=False):
         return semantic.cast(self, dtype, fp_downcast_rounding, bitcast)
+
+    # ---- the member forms of tl functions (Triton's _tensor_member_fn)
+    def logical_and(self, other):
+        from ascsim.triton import logic
+
+        return logic.logical_and(self, lambda: other)
+
+    def logical_or(self, other):
+        from ascsim.triton import logic
+
+        return logic.logical_or(self, lambda: other)
+
+    def cumsum(self, axis=0, reverse=False, dtype=None):
+        from ascsim.triton import combine
+
+        return combine.cumsum(self, axis, reverse, dtype)
+
+    def cumprod(self, axis=0, reverse=False):
+        from ascsim.triton import combine
+
+        return combine.cumprod(self, axis, reverse)
+
+    def reduce(self, axis, combine_fn, keep_dims=False):
+        from ascsim.triton import combine
+
+        return combine.reduce(self, axis, combine_fn, keep_dims)
+
+    def associative_scan(self, axis, combine_fn, reverse=False):
+        from ascsim.triton import combine
+
+        return combine.scan(self, axis, combine_fn, reverse)
+
+    def xor_sum(self, axis=None, keep_dims=False):
+        from ascsim.triton import combine
+
+        return combine.xor_sum(self, axis, keep_dims)
+
+    def sort(self, dim=None, descending=False):
+        from ascsim.triton import reorder
+
+        return reorder.sort(self, dim, descending)
+
+    def flip(self, dim=None):
+        from ascsim.triton import reorder
+
+        return reorder.flip(self, dim)
+
+    def ravel(self, can_reorder=False):
+        from ascsim.triton import reorder
+
+        return reorder.ravel(self)
+
+    def histogram(self, num_bins):
+        from ascsim.triton import reorder
+
+        return reorder.histogram(self, num_bins)
+
+    def argmax(self, axis, tie_break_left=True, keep_dims=False):
+        return semantic.arg_reduce(self, "max", axis, keep_dims)
+
+    def argmin(self, axis, tie_break_left=True, keep_dims=False):
+        return semantic.arg_reduce(self, "min", axis, keep_dims)
+
+    def extract_slice(self, offsets, sizes, strides):
+        from ascsim.triton import reorder
+
+        return reorder.extract_slice(self, offsets, sizes, strides)
+
+    def insert_slice(self, sub, offsets, sizes, strides):
+        from ascsim.triton import reorder
+
+        return reorder.insert_slice(self, sub, offsets, sizes, strides)
+
+    def get_element(self, indices):
+        from ascsim.triton import reorder
+
+        return reorder.get_element(self, indices)
 
     @property
     def T(self):  # noqa: N802 - Triton's own name
@@ -229,6 +319,15 @@ class tensor:  # noqa: N801 - Triton's own name
 
     def __abs__(self):
         return semantic.unary("abs", self)
+
+
+@lru_cache(maxsize=64)
+def _iota(n: int) -> np.ndarray:
+    """``0 .. n-1`` (read-only, shared): the element numbers of a plain tile. One array per
+    length, so the records of a launch's thousands of blocks do not each hold their own."""
+    out = np.arange(n, dtype=np.int64)
+    out.setflags(write=False)
+    return out
 
 
 def known(value, dtype=None) -> tensor:

@@ -334,3 +334,62 @@ def arg_reduce(how: str, src: tensor, axis: int | None, loc) -> tensor:
                          _repeats(rows * per_block, size), src.dtype.np_dtype.name, loc)
     prog.order.issue("V", rec, (out.alloc,), (indices.alloc,), loc)
     return indices
+
+
+def copy_lanes(out: tensor, dst_lanes: np.ndarray, src: tensor, src_lanes: np.ndarray,
+               loc) -> None:
+    """Copy tile ``src``'s elements ``src_lanes`` to the elements ``dst_lanes`` of tile ``out``
+    (both flat element numbers of their allocations): one masked vector copy."""
+    if not dst_lanes.size:
+        return
+    prog = _program.current()
+    widest = max(out.dtype.np_dtype.itemsize, src.dtype.np_dtype.itemsize)
+    rec = Vector("copy", region(prog, out), (region(prog, src),), loc, (),
+                 (dst_lanes, src_lanes), _repeats(int(dst_lanes.size), widest))
+    prog.order.issue("V", rec, (src.alloc,), (out.alloc,), loc)
+
+
+def routine(name: str, dtype, shape: tuple, srcs: tuple, fn, steps: tuple, loc) -> tensor:
+    """A new tile of ``shape`` and ``dtype`` computed by ``fn`` from the plain tiles ``srcs``
+    (each viewed as its first elements in row-major order, reshaped to its tile's shape): one
+    :class:`VectorSequence` priced as the cost ``steps``."""
+    prog = _program.current()
+    out = new_tile(prog, dtype, shape, loc)
+    n = out.numel
+    shapes = tuple(s.shape for s in srcs)
+
+    def compute(*views):
+        with np.errstate(all="ignore"):
+            result = fn(*(v.reshape(s) for v, s in zip(views, shapes)))
+        return np.asarray(result).reshape(-1)
+
+    widest = max((s.dtype.np_dtype.itemsize for s in (out, *srcs)), default=4)
+    rec = VectorSequence(name, region(prog, out)._replace(count=n),
+                         tuple(region(prog, s)._replace(count=s.numel) for s in srcs), compute,
+                         steps, _repeats(max(n, *(s.numel for s in srcs)), widest),
+                         (srcs[0] if srcs else out).dtype.np_dtype.name, loc)
+    prog.order.issue("V", rec, tuple(s.alloc for s in srcs), (out.alloc,), loc)
+    return out
+
+
+def plain(t: tensor, loc) -> tensor:
+    """``t`` as a tile that is its allocation's first elements in row-major order (a view is
+    copied once)."""
+    if t.index is None and not t.packed:
+        return t
+    return elementwise("copy", t.dtype, t.shape, (t,), loc=loc)
+
+
+def read_block(t: tensor) -> np.ndarray:
+    """The values of tile ``t``, read by the scalar unit one element at a time (one
+    :class:`ScalarLoad` per distinct element): what the compiler's scalar loop over an access
+    through data-dependent addresses or masks does before each element's access."""
+    loc = user_location()
+    prog = _program.current()
+    src = region(prog, t)
+    lanes, where = np.unique(t.lanes().reshape(-1), return_inverse=True)
+    values = np.empty(lanes.size, dtype=t.dtype.np_dtype)
+    execute = prog.core.execute
+    for i, lane in enumerate(lanes.tolist()):
+        values[i] = execute(ScalarLoad(src.at(lane, 1), loc))
+    return values[where].reshape(t.shape)

@@ -105,6 +105,11 @@ class KernelChecks:
         self.mirrors.release()
         vars(self).clear()
 
+    def forget_core(self, core_id: int) -> None:
+        """Core ``core_id`` has finished (a front-end that releases a finished block's local
+        buffers early says so): the state kept per byte of its buffers goes."""
+        self.uninit.forget_core(core_id)
+
     def clocks_of(self, core_id: int) -> CoreClocks:
         clocks = self.clocks.get(core_id)
         if clocks is None:

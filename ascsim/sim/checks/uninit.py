@@ -75,6 +75,12 @@ class UninitCheck:
             _take(mask, lo, hi)
         self.version[space] = self.version.get(space, 0) + 1
 
+    def forget_core(self, core_id: int) -> None:
+        """Core ``core_id`` has finished and its local buffers are gone: drop their masks."""
+        for space in [k for k in self.masks if k[0] == core_id]:
+            del self.masks[space]
+            self.arrays.pop(space, None)
+
     def _mask(self, core, space):
         mask = self.masks.get(space)
         if mask is None:
