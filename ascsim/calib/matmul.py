@@ -78,11 +78,15 @@ def plan_regions(mnk, split, single=None, rounds: int = 1, cores: int | None = N
     return Regions(sm, sn, parts[0], parts[1], rounds, cores or parts[0] * parts[1])
 
 
-def make_config(template: str, unit_flag: bool, const_shape=None):
-    """The Matmul config: NORM or MDL, UnitFlag, and the per-core shape and base block when
-    the tiling is a compile-time constant (``const_shape`` = (sm, sn, sk, bm, bn, bk))."""
+def make_config(template: str, unit_flag: bool | None, const_shape=None):
+    """The Matmul config: NORM or MDL, UnitFlag (None: the template's default, on for
+    CFG_NORM and off for CFG_MDL, as the samples take them), and the per-core shape and base
+    block when the tiling is a compile-time constant (``const_shape`` = (sm, sn, sk, bm, bn,
+    bk))."""
     if template not in TEMPLATES:
         raise ValueError(f"matmul template {template!r}: expected one of {TEMPLATES}")
+    if unit_flag is None:
+        unit_flag = template == "norm"
     fields = dict(do_norm=template == "norm", do_multi_data_load=template == "mdl",
                   en_unit_flag=bool(unit_flag))
     if const_shape is not None:
@@ -204,7 +208,7 @@ def _expected(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 def run_matmul_api(mnk, split, base, template: str = "norm", depth_a1: int | None = None,
                    depth_b1: int | None = None, step_ka: int | None = None,
                    step_kb: int | None = None, rounds: int = 1,
-                   const_tiling: bool = False, unit_flag: bool = False,
+                   const_tiling: bool = False, unit_flag: bool | None = None,
                    dtype: str = "float16", out_dtype: str = "float16", single=None,
                    cores: int | None = None):
     """C = A · Bᵀ with the published tiling; checks C; returns the launch reports. L1 depths
@@ -216,6 +220,8 @@ def run_matmul_api(mnk, split, base, template: str = "norm", depth_a1: int | Non
     l1 = resolve_l1(template, {"depth_a1": depth_a1, "depth_b1": depth_b1, "step_ka": step_ka,
                                "step_kb": step_kb}, mnk, regions, base, out_dtype, dtype)
     tiling = make_tiling(mnk, regions, base, **l1)
+    if unit_flag is None:  # the template's default (make_config)
+        unit_flag = template == "norm"
     a, b = _operands(m, n, k, TORCH_DTYPES[dtype])
     c = torch.zeros((m, n), dtype=TORCH_DTYPES[out_dtype])
     workspace = torch.zeros(1024, dtype=torch.uint8)
@@ -261,7 +267,7 @@ def matmul_act_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalA
         a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, a.dtype),
         b=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, b.dtype, True),
         c=asc.adv.MatmulType(c_pos, asc.CubeFormat.ND, c.dtype),
-        matmul_config=make_config(template, False))
+        matmul_config=make_config(template, None))
     asc.adv.register_matmul(pipe, workspace, mm, tiling)  # the AIC serves from here on
     t_ub = scratch.get(c.dtype)
     ws_gm = asc.GlobalTensor()
