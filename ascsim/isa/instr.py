@@ -511,10 +511,11 @@ class FixPipe(NamedTuple):
     model does not hold). Cost: as a :class:`Copy` of ``m * n`` elements of ``dtype`` in ``m``
     row bursts, without GM addresses for the L2 model and without the read-port floor.
 
-    ``hold_until`` (block form): the cycle the last Mmad filling the block ends. A FixPipe
-    that UnitFlag starts before then drains L0C unit by unit as the Mmads write it, so it
-    holds its pipe until that cycle plus the drain of one last unit
-    (:data:`UNIT_FLAG_BYTES`), whatever its own transfer takes.
+    ``hold_until`` (block form): the cycle before which its transfer cannot begin. With
+    UnitFlag the FixPipe starts when issued, before the block's last Mmad has written its
+    first 512-byte unit of L0C (asc-devkit matmul_high_performance README, case 8), and holds
+    its pipe while it waits: busy = (hold_until - start) + the transfer, when it starts
+    earlier.
     """
 
     dst: Region | None
@@ -543,10 +544,6 @@ class FixPipe(NamedTuple):
     dst_format: str | None = None
     hold_until: float = 0.0
 
-
-#: The granule in which UnitFlag hands an L0C block from the Cube to FixPipe (asc-devkit
-#: matmul_high_performance README, case 8: "512B size fine-grained synchronization").
-UNIT_FLAG_BYTES = 512
 
 
 class CubeProduct(NamedTuple):

@@ -15,14 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ascsim.isa.errors import KernelError
-from ascsim.isa.instr import (
-    MATMUL_EVENTS,
-    UNIT_FLAG_BYTES,
-    CubeProduct,
-    FixPipe,
-    MatmulBookkeeping,
-    Mmad,
-)
+from ascsim.isa.instr import MATMUL_EVENTS, CubeProduct, FixPipe, MatmulBookkeeping, Mmad
 from ascsim.isa.operands import Region
 from ascsim.sim import exec_sparse, fp4, fractal, hifloat8, mx, unit_flag
 from ascsim.sim.access import strided
@@ -469,8 +462,8 @@ def _fixpipe_block(core, rec: FixPipe):
     ready = gates_ready((dst,))
     start = core.begin(cost.pipe, ready if ready > rec.after else rec.after)
     busy, latency = core.costs.transfer(core, cost, nbytes, m, None, start)
-    if rec.hold_until > start and nbytes:  # UnitFlag: drains as the Mmads fill L0C
-        busy = max(busy, rec.hold_until - start + busy * min(1.0, UNIT_FLAG_BYTES / nbytes))
+    if rec.hold_until > start:  # UnitFlag: issued early, holds FIX until the units come
+        busy += rec.hold_until - start
     instr = core.place(cost.pipe, rec.op, start, busy, latency, loc, (), writes, rec)
     core.count_bytes(path, nbytes)
     gates_done((dst,), instr.done)

@@ -725,11 +725,12 @@ class Matmul:
         if not unit_flag:
             self._hold_until = 0.0
             return mmad.done
-        # UnitFlag: FixPipe starts when issued and drains each 512 B unit of L0C as the Mmads
-        # write it, holding the FIX pipe until the last Mmad is done (what msprof's
-        # aic_fixpipe_time counts: asc-devkit matmul_high_performance, case 7 -> 8).
-        self._hold_until = mmad.done
-        return max(issue, arrival)
+        # UnitFlag: FixPipe starts when issued and holds the FIX pipe until the last Mmad has
+        # written its first units, then moves them as they come (what msprof's
+        # aic_fixpipe_time counts: asc-devkit matmul_high_performance, case 7 -> 8); it
+        # finishes reading no sooner than the Mmad writes.
+        self._hold_until = max(mmad.start, mmad.done - aic.costs.l0c_read_cycles(rows * cols * 4))
+        return min(max(issue, arrival), self._hold_until)
 
     def _fix(self, aic, path: str, rows: int, cols: int, ready: float, loc, dst=None,
              stride: int = 0, values=None, atomic=None):
