@@ -54,7 +54,8 @@ from ascsim.sim.numerics import convert
 UB_POSITIONS = frozenset({TPosition.VECIN, TPosition.VECOUT, TPosition.VECCALC})
 #: MTE1 queue entries the API issues per K step: the wait for the L1 slab (MTE2 -> MTE1 flag),
 #: the L0A and L0B loads, and the set of the MTE1 -> M flag. With the pipe queue depth (32,
-#: [S10]) this bounds how many K steps the scalar unit runs ahead of MTE1: 8. Checked on the
+#: [S10]) this bounds how many K steps the scalar unit runs ahead of MTE1 (and so of the Cube,
+#: which MTE1 cannot outrun by more than its two L0 buffers): 8. Checked on the
 #: FixPipe columns of asc-devkit matmul_high_performance with UnitFlag (910B1 and 950 case 8,
 #: and cases 0-3, whose CFG_NORM enables UnitFlag): FixPipe holds its pipe for about the last
 #: 8 K steps of each block (docs/cost-model.md, "FixPipe as msprof counts it").
@@ -704,10 +705,6 @@ class Matmul:
                                              Bursts.contiguous(b_depth * cols * esize))
             la = aic.execute(Copy(None, None, bursts[0], loc, "matmul_load_l0a", path="L1->L0A",
                                   after=a_ready))
-            if unit_flag and kt == k_tiles - 1 - ahead:
-                # The scalar unit issues the FixPipe right after the block's last Mmad; it can
-                # be that far ahead only while the MTE1 queue holds the steps in between.
-                issue = la.start
             lb = aic.execute(Copy(None, None, bursts[1], loc, "matmul_load_l0b", path="L1->L0B",
                                   after=b_ready))
             if multi_load:
@@ -720,6 +717,12 @@ class Matmul:
                                       after=lb.done))
             mmad = aic.execute(Mmad(rows, cols, depth, dtype, loc, hf32=hf32, sparse=sparse,
                                     after=max(la.done, lb.done, bias_ready, l0c_free)))
+            if unit_flag and kt == k_tiles - 1 - ahead:
+                # The scalar unit issues the FixPipe right after the block's last Mmad; it is
+                # that far ahead only while the MTE1 queue holds the steps in between, and
+                # MTE1 itself keeps within the two L0 buffers of the Cube: so about ``ahead``
+                # K steps ahead of the Cube.
+                issue = mmad.start
         if mmad is None:
             return arrival
         if not unit_flag:
