@@ -29,7 +29,8 @@ the fusion rankings:
     .venv/bin/python benchmarks/calibration.py --points FILE --timing-only  # no values
 
 ``--from-saved A.json B.json ...`` prints the same report from results saved by ``--save``
-(for example one run per family).
+(for example one run per family). ``--published-only`` leaves out the kept-aside points
+(``published_us: null``): a run made while changing the model must not look at them.
 ``--timing-only`` simulates without computing values (the 8192³ matmul points spend most of
 their wall time in the products); the simulated times are the same, but the calibration kernels
 then cannot check their results.
