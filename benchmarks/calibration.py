@@ -29,7 +29,8 @@ the fusion rankings:
     .venv/bin/python benchmarks/calibration.py --points FILE --timing-only  # no values
 
 ``--from-saved A.json B.json ...`` prints the same report from results saved by ``--save``
-(for example one run per family).
+(for example one run per family). ``--published-only`` leaves out the kept-aside points
+(``published_us: null``): a run made while changing the model must not look at them.
 ``--timing-only`` simulates without computing values (the 8192³ matmul points spend most of
 their wall time in the products); the simulated times are the same, but the calibration kernels
 then cannot check their results.
@@ -331,7 +332,7 @@ def evaluate_points(args, out) -> int:
             print(f"error: saved results: {exc}", file=sys.stderr)
             return 2
         return _report(pointset, results, out)
-    points = select(pointset.points, args.quick, args.soc, args.match)
+    points = select(pointset.points, args.quick, args.soc, args.match, args.published_only)
     if not points:
         print("error: no point of the file matches the selection", file=sys.stderr)
         return 2
@@ -417,6 +418,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--soc", action="append", default=[],
                         help="with --points: only SoCs whose name starts with this (repeatable)")
     parser.add_argument("--match", default="", help="with --points: only ids containing this")
+    parser.add_argument("--published-only", action="store_true",
+                        help="with --points: leave out the kept-aside points (no published "
+                             "number); their series and rankings are then not checked")
     parser.add_argument("--save", metavar="JSON", help="with --points: write the results here")
     parser.add_argument("--loss", choices=("l2", "l1"), default="l2",
                         help="with --points --fit: squared (l2) or absolute (l1) relative errors")
@@ -437,8 +441,10 @@ def main(argv: list[str] | None = None) -> int:
               "checked (simulated times are the same)", file=out)
         with SESSION.values(False):
             return evaluate_points(args, out)
-    if args.soc or args.match or args.save or args.timing_only or args.from_saved:
-        parser.error("--soc, --match, --save, --timing-only and --from-saved need --points")
+    if (args.soc or args.match or args.save or args.timing_only or args.from_saved
+            or args.published_only):
+        parser.error("--soc, --match, --save, --timing-only, --from-saved and "
+                     "--published-only need --points")
     if args.fit:
         fit(out)
         return 0

@@ -305,3 +305,22 @@ def test_reference_points_are_summarised_apart_from_the_model_points():
     shipped = load_points(DEFAULT_POINTS)
     assert sorted(p.id for p in shipped.points if p.reference) == sorted(
         f"seed-convtanh-950-case{c}" for c in (1, 5, 7, 14, 18, 22))
+
+
+def test_matmul_api_l1_fields_left_unset_are_the_samples():
+    """A calibration Matmul leaves unset L1 fields as its sample does: NORM sets them to one
+    block per load (asc-devkit ``SetL1``), MDL keeps the host tiling library's."""
+    from ascsim.calib.matmul import NORM_L1, library_l1, plan_regions, resolve_l1
+    from ascsim.session import SESSION
+
+    mnk, base = (8192, 8192, 8192), (128, 256, 64)
+    regions = plan_regions(mnk, (4, 6), (2048, 1536))
+    unset = dict.fromkeys(NORM_L1)
+    assert resolve_l1("norm", unset, mnk, regions, base, "float16") == NORM_L1
+    with SESSION.using_soc("Ascend910B1"):
+        library = library_l1(mnk, regions, base, "float16")
+        assert library == {"depth_a1": 4, "depth_b1": 8, "step_ka": 2, "step_kb": 4}
+        # The sample's case 5 sets A's and keeps the library's B side.
+        given = dict(unset, depth_a1=16, step_ka=8)
+        assert resolve_l1("mdl", given, mnk, regions, base, "float16") == {
+            "depth_a1": 16, "depth_b1": 8, "step_ka": 8, "step_kb": 4}

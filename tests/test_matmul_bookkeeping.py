@@ -177,7 +177,7 @@ def test_next_block_waits_for_fixpipe_to_read_l0c_and_unit_flag_overlaps_it(cube
     # Two blocks of 128x128 (64 KiB of fp32 each: one L0C buffer at a time), K 64: one Mmad
     # per block, so FixPipe's read-out is a large part of each block.
     knobs = dict(mnk=(256, 128, 64), base=(128, 128, 64))
-    without = _mm(spec, **knobs)
+    without = _mm(spec, unit_flag=False, **knobs)
     first_mmad, first_fix, second_mmad, _ = (
         sorted(cube_timeline.seen, key=lambda i: i.start))
     assert (first_mmad.pipe, first_fix.pipe, second_mmad.pipe) == ("M", "FIX", "M")
@@ -186,7 +186,27 @@ def test_next_block_waits_for_fixpipe_to_read_l0c_and_unit_flag_overlaps_it(cube
     assert first_fix.start >= first_mmad.done
     assert second_mmad.start >= first_fix.end
     with_flag = _mm(spec, unit_flag=True, **knobs)
-    first_mmad, first_fix = sorted(cube_timeline.seen, key=lambda i: i.start)[:2]
-    # With it FixPipe starts while the Mmad still writes, but does not finish before it.
-    assert first_mmad.start <= first_fix.start < first_mmad.done <= first_fix.end
+    first_mmad = next(i for i in cube_timeline.seen if i.pipe == "M")
+    first_fix = next(i for i in cube_timeline.seen if i.pipe == "FIX")
+    # With it FixPipe starts when the scalar unit issues it (one K step: with the Mmad) and
+    # holds its pipe while the Mmad writes, draining unit by unit: it ends after the Mmad.
+    assert first_fix.start < first_mmad.done <= first_fix.end
+    assert first_fix.end - first_fix.start > first_mmad.done - first_mmad.start
     assert with_flag[0].device_time_us < without[0].device_time_us
+    # NORM's default (CFG_NORM) is UnitFlag on, as the samples run it.
+    assert _mm(spec, **knobs)[0].device_time_us == with_flag[0].device_time_us
+
+
+def test_unit_flag_fixpipe_is_held_for_the_steps_the_scalar_runs_ahead(cube_timeline):
+    """With UnitFlag the FixPipe is issued right after the block's last Mmad, which the
+    scalar unit reaches as far ahead as the MTE1 queue lets it (32 entries, 4 per K step):
+    FIX is busy for about the last 8 K steps of the block, not for one."""
+    spec = get_soc(SOC)
+    _mm(spec, mnk=(64, 64, 64 * 24), base=(64, 64, 64), unit_flag=True)
+    mmads = [i for i in cube_timeline.seen if i.pipe == "M"]
+    fix = next(i for i in cube_timeline.seen if i.pipe == "FIX")
+    assert len(mmads) == 24
+    # The FixPipe starts with the MTE1 load of step 24 - 1 - 8 = 15, so no earlier than the
+    # Mmad of step 14 and no later than the Mmad of step 15 begins.
+    assert mmads[14].start <= fix.start <= mmads[15].start
+    assert fix.end >= mmads[-1].done

@@ -153,6 +153,56 @@ def test_matmul_mix_example() -> None:
     assert (t["base_m"], t["base_n"], t["base_k"]) == (128, 96, 128)
 
 
+def mdl_sample_request(soc: str) -> MatmulTilingRequest:
+    """asc-devkit matmul_high_performance with the MDL template and the L1 depths and K steps
+    left to the library (its case 4): 8192^3 fp16, B stored [N, K], SetDim(AIC count),
+    SetSingleShape(2048, 1536 (950: 1024), 8192), SetFixSplit(128 (950: 256), 256, 64)."""
+    single_n, base_m = (1536, 128) if soc.startswith("Ascend910B") else (1024, 256)
+    return MatmulTilingRequest(m=8192, n=8192, k=8192, trans_b=True, c_dtype="float16",
+                               dim=get_soc(soc).aic_count, single_core_m=2048,
+                               single_core_n=single_n, single_core_k=8192, base_m=base_m,
+                               base_n=256, base_k=64)
+
+
+def test_mdl_sample_tiling_910b() -> None:
+    """The sample's README prints depthA1 4 (ping and pong of two K blocks each) for this
+    tiling on the 910B1; its case 5 keeps the library's B side, which its constant tiling
+    restates as depthB1 8, stepKb 4."""
+    t = check_tiling(mdl_sample_request("Ascend910B1"), "Ascend910B1")
+    assert (t["depth_a1"], t["step_k_a"], t["depth_b1"], t["step_k_b"]) == (4, 2, 8, 4)
+    assert (t["step_m"], t["step_n"], t["used_core_num"]) == (1, 1, 24)
+
+
+def test_mdl_sample_tiling_950() -> None:
+    """The 950 build of the same sample keeps the same B side (depthB1 8, stepKb 4); its A
+    side is not printed (by the rule: one K step of the 256-row block, double-buffered)."""
+    t = check_tiling(mdl_sample_request("Ascend950PR_9589"), "Ascend950PR_9589")
+    assert (t["depth_b1"], t["step_k_b"]) == (8, 4)
+    assert (t["depth_a1"], t["step_k_a"]) == (2, 1)
+
+
+@pytest.mark.parametrize("trans_a, trans_b, deep", [
+    (False, True, "b"),   # both K-contiguous, B's block is the wider: B deeper
+    (False, False, "a"),  # only A's rows run along K
+    (True, True, "b"),    # only B's rows run along K
+])
+def test_streaming_plan_deepens_the_k_contiguous_operand(trans_a, trans_b, deep) -> None:
+    req = dataclasses.replace(mdl_sample_request("Ascend910B1"), trans_a=trans_a,
+                              trans_b=trans_b)
+    t = check_tiling(req, "Ascend910B1")
+    steps = {"a": t["step_k_a"], "b": t["step_k_b"]}
+    shallow = "a" if deep == "b" else "b"
+    assert steps[deep] > steps[shallow]
+    assert 128 % steps["a"] == 0 and 128 % steps["b"] == 0  # divisors of the 128 K steps
+
+
+def test_streaming_plan_one_depth_when_neither_runs_along_k() -> None:
+    req = dataclasses.replace(mdl_sample_request("Ascend910B1"), trans_a=True, trans_b=False)
+    t = check_tiling(req, "Ascend910B1")
+    assert t["step_k_a"] == t["step_k_b"] and (t["depth_a1"], t["depth_b1"]) == (
+        2 * t["step_k_a"], 2 * t["step_k_b"])
+
+
 def test_matmul_cube_only_example() -> None:
     """04_matmul_cube_only: 128x30720x64 on 24 AI cores."""
     t = check_tiling(MatmulTilingRequest(m=128, n=30720, k=64, dim=24), "Ascend910B1")

@@ -21,14 +21,16 @@ FACTOR_TOLERANCE = 0.25
 
 
 def select(points: Iterable[Point], quick: bool = False, socs: Iterable[str] = (),
-           match: str = "") -> list[Point]:
-    """Points kept by ``--quick`` (``quick: true``), ``--soc`` (name prefixes) and ``--match``
-    (substring of the id)."""
+           match: str = "", published_only: bool = False) -> list[Point]:
+    """Points kept by ``--quick`` (``quick: true``), ``--soc`` (name prefixes), ``--match``
+    (substring of the id) and ``--published-only`` (not the kept-aside points, whose number
+    is not in the file: a run while the model changes must not look at them)."""
     socs = tuple(socs)
     return [p for p in points
             if (not quick or p.quick)
             and (not socs or any(p.soc.lower().startswith(s.lower()) for s in socs))
-            and match in p.id]
+            and match in p.id
+            and (not published_only or p.published_us is not None)]
 
 
 def run_points(points: list[Point], progress: Callable[[Measured], None] | None = None

@@ -62,9 +62,11 @@ def _datacopy(shape, tile, cores: int, path: str, buffers: int = 2):
     return datacopy.run_datacopy(tuple(shape), tuple(tile), cores, path, buffers)
 
 
-def _matmul_api(mnk, split, base, template: str = "norm", depth_a1: int = 2,
-                depth_b1: int = 2, step_ka: int = 1, step_kb: int = 1, rounds: int = 1,
-                const_tiling: bool = False, unit_flag: bool = False, dtype: str = "float16",
+def _matmul_api(mnk, split, base, template: str = "norm", depth_a1: int | None = None,
+                depth_b1: int | None = None, step_ka: int | None = None,
+                step_kb: int | None = None, rounds: int = 1,
+                const_tiling: bool = False, unit_flag: bool | None = None,
+                dtype: str = "float16",
                 out_dtype: str = "float16", single=None, cores: int | None = None):
     return matmul.run_matmul_api(tuple(mnk), tuple(split), tuple(base), template, depth_a1,
                                  depth_b1, step_ka, step_kb, rounds, const_tiling, unit_flag,

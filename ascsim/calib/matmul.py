@@ -11,7 +11,9 @@ cores leave some cores three and most two (cann-samples ``cv_datapath``).
 
 ``matmul_api``: C[M, N] = A[M, K] · B[N, K]ᵀ on the AIC cores alone (B stored transposed, as the
 samples store it). The other published knobs: the base block, the NORM or MDL template, the L1
-depths and K steps (``depth_a1``, ``depth_b1``, ``step_ka``, ``step_kb``), constant tiling (the
+depths and K steps (``depth_a1``, ``depth_b1``, ``step_ka``, ``step_kb``; those a sample does
+not set are what it runs with: one block per load on NORM, whose samples set them so, the
+host tiling library's choice on MDL, :func:`resolve_l1`), constant tiling (the
 per-core shape and base block carried by the Matmul config, as Ascend C's
 ``MatmulApiStaticTiling``) and UnitFlag (``en_unit_flag`` in the config).
 
@@ -33,6 +35,7 @@ import ascsim.asc as asc
 from ascsim.asc.adv.tiling_structs import TCubeTiling
 from ascsim.calib.vector import ACTIVATIONS, gelu_tile
 from ascsim.session import SESSION
+from ascsim.tiling import MatmulTilingRequest, compute_matmul_tiling
 
 TEMPLATES = ("norm", "mdl")
 RELAYS = ("gm", "ub")
@@ -75,11 +78,15 @@ def plan_regions(mnk, split, single=None, rounds: int = 1, cores: int | None = N
     return Regions(sm, sn, parts[0], parts[1], rounds, cores or parts[0] * parts[1])
 
 
-def make_config(template: str, unit_flag: bool, const_shape=None):
-    """The Matmul config: NORM or MDL, UnitFlag, and the per-core shape and base block when
-    the tiling is a compile-time constant (``const_shape`` = (sm, sn, sk, bm, bn, bk))."""
+def make_config(template: str, unit_flag: bool | None, const_shape=None):
+    """The Matmul config: NORM or MDL, UnitFlag (None: the template's default, on for
+    CFG_NORM and off for CFG_MDL, as the samples take them), and the per-core shape and base
+    block when the tiling is a compile-time constant (``const_shape`` = (sm, sn, sk, bm, bn,
+    bk))."""
     if template not in TEMPLATES:
         raise ValueError(f"matmul template {template!r}: expected one of {TEMPLATES}")
+    if unit_flag is None:
+        unit_flag = template == "norm"
     fields = dict(do_norm=template == "norm", do_multi_data_load=template == "mdl",
                   en_unit_flag=bool(unit_flag))
     if const_shape is not None:
@@ -87,6 +94,38 @@ def make_config(template: str, unit_flag: bool, const_shape=None):
         fields.update(single_core_m=sm, single_core_n=sn, single_core_k=sk, basic_m=bm,
                       basic_n=bn, basic_k=bk)
     return asc.adv.MatmulConfig(**fields)
+
+
+#: The L1 fields a sample on the NORM template sets after GetTiling (asc-devkit
+#: matmul_high_performance ``SetL1``, cases 0-3): one block per load, no L1 caching.
+NORM_L1 = {"depth_a1": 1, "depth_b1": 1, "step_ka": 1, "step_kb": 1}
+
+
+def library_l1(mnk, regions: Regions, base, out_dtype: str, dtype: str = "float16") -> dict:
+    """The L1 depths and K steps the host tiling library gives the samples' request (A [M, K],
+    B stored [N, K], SetDim(AIC count), SetSingleShape(region, K), SetFixSplit(base)), which
+    an MDL sample keeps where it does not set them (asc-devkit matmul_high_performance cases
+    4 and 5)."""
+    m, n, k = mnk
+    soc = SESSION.soc
+    req = MatmulTilingRequest(m=m, n=n, k=k, a_dtype=dtype, b_dtype=dtype, c_dtype=out_dtype,
+                              trans_b=True, dim=max(soc.aic_count, regions.cores),
+                              single_core_m=regions.single_m, single_core_n=regions.single_n,
+                              single_core_k=k, base_m=base[0], base_n=base[1], base_k=base[2])
+    t = compute_matmul_tiling(req, soc)
+    return {"depth_a1": t["depth_a1"], "depth_b1": t["depth_b1"], "step_ka": t["step_k_a"],
+            "step_kb": t["step_k_b"]}
+
+
+def resolve_l1(template: str, given: dict, mnk, regions: Regions, base, out_dtype: str,
+               dtype: str = "float16") -> dict:
+    """The L1 fields a sample runs with: those it sets (``given``, None = not set), the rest
+    as its template's sample leaves them (NORM: :data:`NORM_L1`; MDL: the library's)."""
+    missing = [name for name, value in given.items() if value is None]
+    if not missing:
+        return dict(given)
+    rest = NORM_L1 if template == "norm" else library_l1(mnk, regions, base, out_dtype, dtype)
+    return {name: rest[name] if value is None else value for name, value in given.items()}
 
 
 def make_tiling(mnk, regions: Regions, base, depth_a1: int, depth_b1: int, step_ka: int,
@@ -166,15 +205,23 @@ def _expected(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return a.float() @ b.float().T
 
 
-def run_matmul_api(mnk, split, base, template: str = "norm", depth_a1: int = 2,
-                   depth_b1: int = 2, step_ka: int = 1, step_kb: int = 1, rounds: int = 1,
-                   const_tiling: bool = False, unit_flag: bool = False,
+def run_matmul_api(mnk, split, base, template: str = "norm", depth_a1: int | None = None,
+                   depth_b1: int | None = None, step_ka: int | None = None,
+                   step_kb: int | None = None, rounds: int = 1,
+                   const_tiling: bool = False, unit_flag: bool | None = None,
                    dtype: str = "float16", out_dtype: str = "float16", single=None,
                    cores: int | None = None):
-    """C = A · Bᵀ with the published tiling; checks C; returns the launch reports."""
+    """C = A · Bᵀ with the published tiling; checks C; returns the launch reports. L1 depths
+    and K steps left at None are the sample's for its template (:func:`resolve_l1`)."""
+    if template not in TEMPLATES:
+        raise ValueError(f"matmul template {template!r}: expected one of {TEMPLATES}")
     m, n, k = mnk
     regions = plan_regions(mnk, split, single, rounds, cores)
-    tiling = make_tiling(mnk, regions, base, depth_a1, depth_b1, step_ka, step_kb)
+    l1 = resolve_l1(template, {"depth_a1": depth_a1, "depth_b1": depth_b1, "step_ka": step_ka,
+                               "step_kb": step_kb}, mnk, regions, base, out_dtype, dtype)
+    tiling = make_tiling(mnk, regions, base, **l1)
+    if unit_flag is None:  # the template's default (make_config)
+        unit_flag = template == "norm"
     a, b = _operands(m, n, k, TORCH_DTYPES[dtype])
     c = torch.zeros((m, n), dtype=TORCH_DTYPES[out_dtype])
     workspace = torch.zeros(1024, dtype=torch.uint8)
@@ -220,7 +267,7 @@ def matmul_act_kernel(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalA
         a=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, a.dtype),
         b=asc.adv.MatmulType(asc.TPosition.GM, asc.CubeFormat.ND, b.dtype, True),
         c=asc.adv.MatmulType(c_pos, asc.CubeFormat.ND, c.dtype),
-        matmul_config=make_config(template, False))
+        matmul_config=make_config(template, None))
     asc.adv.register_matmul(pipe, workspace, mm, tiling)  # the AIC serves from here on
     t_ub = scratch.get(c.dtype)
     ws_gm = asc.GlobalTensor()

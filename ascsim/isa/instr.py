@@ -510,6 +510,12 @@ class FixPipe(NamedTuple):
     (None, "add", "max", "min"); ``path`` names the path when ``dst`` is None (a workspace the
     model does not hold). Cost: as a :class:`Copy` of ``m * n`` elements of ``dtype`` in ``m``
     row bursts, without GM addresses for the L2 model and without the read-port floor.
+
+    ``hold_until`` (block form): the cycle before which its transfer cannot begin. With
+    UnitFlag the FixPipe starts when issued, before the block's last Mmad has written its
+    first 512-byte unit of L0C (asc-devkit matmul_high_performance README, case 8), and holds
+    its pipe while it waits: busy = (hold_until - start) + the transfer, when it starts
+    earlier.
     """
 
     dst: Region | None
@@ -536,6 +542,8 @@ class FixPipe(NamedTuple):
     unit_flag: str | None = None
     quant: Any = None
     dst_format: str | None = None
+    hold_until: float = 0.0
+
 
 
 class CubeProduct(NamedTuple):

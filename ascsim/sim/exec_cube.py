@@ -462,6 +462,8 @@ def _fixpipe_block(core, rec: FixPipe):
     ready = gates_ready((dst,))
     start = core.begin(cost.pipe, ready if ready > rec.after else rec.after)
     busy, latency = core.costs.transfer(core, cost, nbytes, m, None, start)
+    if rec.hold_until > start:  # UnitFlag: issued early, holds FIX until the units come
+        busy += rec.hold_until - start
     instr = core.place(cost.pipe, rec.op, start, busy, latency, loc, (), writes, rec)
     core.count_bytes(path, nbytes)
     gates_done((dst,), instr.done)

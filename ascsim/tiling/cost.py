@@ -105,6 +105,9 @@ class Problem:
         l1, l0a, l0b, l0c, ub, bt: buffer budgets in bytes.
         c_in_ub: C is delivered to a UB position, so one C base block must fit UB.
         rates: the machine rates.
+        trans_a, trans_b: the operand is stored transposed (A as [K, M], B as [N, K]); it
+            decides which operand gets the deeper K slab when K streams through L1
+            (:func:`streaming_plan`).
     """
 
     a_bits: int
@@ -123,6 +126,8 @@ class Problem:
     bt: int
     c_in_ub: bool
     rates: MachineRates
+    trans_a: bool = False
+    trans_b: bool = False
 
     def __post_init__(self) -> None:
         for name in ("a_bits", "b_bits", "c_bytes", "k_align", "k_step"):
@@ -260,6 +265,106 @@ def _fits(g: Grid, p: Problem, plan: L1Plan) -> bool:
     return plan.k_steps_compatible() and l1_bytes(g, p, plan) <= p.l1
 
 
+# --- K streaming through L1: the host tiling library's rule --------------------------------
+#
+# When neither operand's slab at full K fits L1, CANN's tiling (asc-devkit
+# ``impl/adv_api/tiling/matmul/matmul_tiling_algorithm.cpp``, the "neither full load" case of
+# ``GetL1Factors``) double-buffers both operands with one block along M and N each and splits
+# L1 between their K slabs: one operand gets the deeper slab, as many K steps as L1 holds
+# next to a one-step slab of the other; the other then gets what is left, but no more K steps
+# than keep one L1->L0 load near :data:`MTE1_LOAD_FRACTALS` fractals. Both step counts are
+# divisors of the core's K steps. The rule is re-stated here, not ported; the samples print
+# what it gives (asc-devkit ``matmul_high_performance``, MDL with the depths left to the
+# library, 910B1 128x256x64 on a 2048x1536x8192 region: depthA1 4 / stepKa 2 in its README,
+# depthB1 8 / stepKb 4 kept by its case 5 and restated by its constant tiling).
+
+#: The fractal count one L1->L0 load of the shallower operand aims at (CANN's tiling
+#: constant ``MIN_MTE1_LOAD``, same source).
+MTE1_LOAD_FRACTALS = 32
+
+
+def largest_divisor(n: int, cap: int) -> int:
+    """The largest divisor of ``n`` that is at most ``cap`` (at least 1)."""
+    for d in range(max(1, min(cap, n)), 0, -1):
+        if n % d == 0:
+            return d
+    return 1
+
+
+def _deep_operand(g: Grid, p: Problem) -> Operand | None:
+    """The operand whose K slab the library deepens: the one whose stored rows run along K
+    (A untransposed, B transposed); when both do, A if its block has more rows than B's has
+    columns, else B; None when neither does (both then get the same K depth)."""
+    a_rows_k, b_rows_k = not p.trans_a, p.trans_b
+    if a_rows_k and b_rows_k:
+        return "a" if ceil_div(g.bm, FRACTAL) > ceil_div(g.bn, FRACTAL) else "b"
+    if a_rows_k:
+        return "a"
+    if b_rows_k:
+        return "b"
+    return None
+
+
+def _mte1_cap(g: Grid, p: Problem, op: Operand) -> int:
+    """Most K steps the shallower operand's slab takes: enough for one L1->L0 load of
+    :data:`MTE1_LOAD_FRACTALS` fractals, counted as the library counts them (K in C0 blocks,
+    M and N in 16-row fractals)."""
+    k_c0 = ceil_div(g.bk, p.k_align)
+    m16, n16 = ceil_div(g.bm, FRACTAL), ceil_div(g.bn, FRACTAL)
+    per_step = (1 if n16 == 1 else k_c0) + (1 if k_c0 == 1 else m16)
+    side = m16 if op == "a" else n16
+    return max(MTE1_LOAD_FRACTALS // per_step,
+               ceil_div(ceil_div(MTE1_LOAD_FRACTALS, side), k_c0))
+
+
+def _line_up(plan: L1Plan, kb: int) -> L1Plan:
+    """Make the larger K step a multiple of the smaller (and a divisor of ``kb``), lowering
+    the larger, as the library does."""
+    low, high = sorted((plan.step_ka, plan.step_kb))
+    while high > low and (high % low or kb % high):
+        high -= 1
+    if plan.step_ka >= plan.step_kb:
+        return plan.with_("a", k=high)
+    return plan.with_("b", k=high)
+
+
+def _full_k_fits(g: Grid, p: Problem) -> bool:
+    """Whether one block of either operand at full K fits L1 beside one K step of the
+    other: if not, K streams through L1 for both (the library's "neither full load")."""
+    return any(_fits(g, p, L1Plan().with_(op, k=g.kb)) for op in ("a", "b"))
+
+
+def streaming_plan(g: Grid, p: Problem) -> L1Plan | None:
+    """The library's L1 plan when K streams through L1 for both operands (see above), or
+    None when not even one K step of each fits."""
+    free = p.l1 - bias_bytes(g, p)
+    blocks = {op: block_bytes(g, p, op) for op in ("a", "b")}
+    db = {"a": 2, "b": 2}
+    # Double buffering goes first from B, then from A, if one step of each does not fit.
+    for op in ("b", "a"):
+        if db["a"] * blocks["a"] + db["b"] * blocks["b"] > free:
+            db[op] = 1
+    if db["a"] * blocks["a"] + db["b"] * blocks["b"] > free:
+        return None
+    deep = _deep_operand(g, p)
+    if deep is None:  # one K depth for both
+        per_step = db["a"] * blocks["a"] + db["b"] * blocks["b"]
+        cap = max(_mte1_cap(g, p, "a"), _mte1_cap(g, p, "b"))
+        steps = largest_divisor(g.kb, min(free // per_step, cap))
+        plan = L1Plan(step_ka=steps, step_kb=steps, db_a=db["a"], db_b=db["b"])
+    else:
+        shallow: Operand = "b" if deep == "a" else "a"
+        deep_steps = (free - db[shallow] * blocks[shallow]) // (db[deep] * blocks[deep])
+        deep_steps = largest_divisor(g.kb, max(1, deep_steps))
+        left = free - db[deep] * deep_steps * blocks[deep]
+        shallow_steps = min(left // (db[shallow] * blocks[shallow]), _mte1_cap(g, p, shallow))
+        shallow_steps = largest_divisor(g.kb, max(1, shallow_steps))
+        steps = {deep: deep_steps, shallow: shallow_steps}
+        plan = _line_up(L1Plan(step_ka=steps["a"], step_kb=steps["b"], db_a=db["a"],
+                               db_b=db["b"]), g.kb)
+    return plan if _fits(g, p, plan) else None
+
+
 def plan_l1(g: Grid, p: Problem) -> L1Plan | None:
     """Choose the L1 caching plan for a grid, or None if even one block of each won't fit.
 
@@ -269,6 +374,10 @@ def plan_l1(g: Grid, p: Problem) -> L1Plan | None:
        then fetched once instead of once per streaming block;
     2. the whole streaming slab at full K, when the stationary one has several blocks --
        everything is then fetched once;
+    When not even one block of either operand fits L1 at full K (and neither is user-filled
+    L1), K streams through L1 for both: the plan is then the host library's
+    :func:`streaming_plan`.
+
     3. a second L1 buffer for each operand still fetched more than once, so the next load
        overlaps compute;
     4. K slabs grown (doubling) until one load moves at least :data:`EFFICIENT_LOAD_BYTES`:
@@ -297,6 +406,10 @@ def plan_l1(g: Grid, p: Problem) -> L1Plan | None:
         attempt(plan.with_(stat, k=g.kb))
     if g.blocks(stat) > 1:
         attempt(plan.with_(stream, k=g.kb, cover=g.blocks(stream)))
+    if not (p.a_in_l1 or p.b_in_l1) and not _full_k_fits(g, p):
+        streamed = streaming_plan(g, p)  # K streams for both: the library's own split
+        if streamed is not None:
+            return streamed
     for op in (stat, stream):
         if loads(g, plan, op) > 1:
             attempt(plan.with_(op, db=2))

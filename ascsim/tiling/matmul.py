@@ -347,6 +347,8 @@ def _problem(req: MatmulTilingRequest, soc: Any) -> Problem:
         bt=_budget(req.bt_bytes, soc.bt_bytes, "bt", soc_name),
         c_in_ub=req.storage("c") == "ub",
         rates=rates,
+        trans_a=req.trans_a,
+        trans_b=req.trans_b,
     )
 
 

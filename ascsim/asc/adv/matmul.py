@@ -52,6 +52,14 @@ from ascsim.sim.access import ByteRows
 from ascsim.sim.numerics import convert
 
 UB_POSITIONS = frozenset({TPosition.VECIN, TPosition.VECOUT, TPosition.VECCALC})
+#: MTE1 queue entries the API issues per K step: the wait for the L1 slab (MTE2 -> MTE1 flag),
+#: the L0A and L0B loads, and the set of the MTE1 -> M flag. With the pipe queue depth (32,
+#: [S10]) this bounds how many K steps the scalar unit runs ahead of MTE1 (and so of the Cube,
+#: which MTE1 cannot outrun by more than its two L0 buffers): 8. Checked on the
+#: FixPipe columns of asc-devkit matmul_high_performance with UnitFlag (910B1 and 950 case 8,
+#: and cases 0-3, whose CFG_NORM enables UnitFlag): FixPipe holds its pipe for about the last
+#: 8 K steps of each block (docs/cost-model.md, "FixPipe as msprof counts it").
+MTE1_ENTRIES_PER_K_STEP = 4
 FRACTAL_ROWS = 16
 C0_BYTES = 32  # one fractal row: 32 bytes of elements
 
@@ -272,6 +280,7 @@ class Matmul:
         # the current slab: a new slab overwrites the oldest once MTE1 is done with it.
         self._l1_reads: dict[str, deque] = {"a": deque(maxlen=1), "b": deque(maxlen=1)}
         self._l1_reading = {"a": 0.0, "b": 0.0}
+        self._hold_until = 0.0  # the current block's last Mmad end, for a UnitFlag FixPipe
         self._pending = 0.0  # completion of an asynchronous iterate_all
         self._pending_from = None  # the AIC that runs it
         self._batch_num = (1, 1)  # set_batch_num: iterate_batch's default batch counts
@@ -679,6 +688,9 @@ class Matmul:
         # The L1->L0A and L1->L0B bursts of each K depth (most steps have the full base_k).
         l0_bursts: dict[int, tuple] = {}
         mmad = None
+        unit_flag = self.config.en_unit_flag
+        ahead = max(1, aic.timing.pipe_queue_depth // MTE1_ENTRIES_PER_K_STEP)
+        issue = arrival  # when the scalar unit could issue the block's FixPipe (UnitFlag)
         for kt in range(k_tiles):
             aic.execute(step)
             depth = min(t.base_k, k - kt * t.base_k)
@@ -705,11 +717,23 @@ class Matmul:
                                       after=lb.done))
             mmad = aic.execute(Mmad(rows, cols, depth, dtype, loc, hf32=hf32, sparse=sparse,
                                     after=max(la.done, lb.done, bias_ready, l0c_free)))
+            if unit_flag and kt == k_tiles - 1 - ahead:
+                # The scalar unit issues the FixPipe right after the block's last Mmad; it is
+                # that far ahead only while the MTE1 queue holds the steps in between, and
+                # MTE1 itself keeps within the two L0 buffers of the Cube: so about ``ahead``
+                # K steps ahead of the Cube.
+                issue = mmad.start
         if mmad is None:
             return arrival
-        if not self.config.en_unit_flag:
+        if not unit_flag:
+            self._hold_until = 0.0
             return mmad.done
-        return max(mmad.start, mmad.done - aic.costs.l0c_read_cycles(rows * cols * 4))
+        # UnitFlag: FixPipe starts when issued and holds the FIX pipe until the last Mmad has
+        # written its first units, then moves them as they come (what msprof's
+        # aic_fixpipe_time counts: asc-devkit matmul_high_performance, case 7 -> 8); it
+        # finishes reading no sooner than the Mmad writes.
+        self._hold_until = max(mmad.start, mmad.done - aic.costs.l0c_read_cycles(rows * cols * 4))
+        return min(max(issue, arrival), self._hold_until)
 
     def _fix(self, aic, path: str, rows: int, cols: int, ready: float, loc, dst=None,
              stride: int = 0, values=None, atomic=None):
@@ -718,7 +742,8 @@ class Matmul:
         free for the next block once it has been read out."""
         fix = aic.execute(FixPipe(dst, rows, cols, loc, dst_stride=stride, values=values,
                                   atomic=atomic, path=path, dtype=self.c_type.dtype.np_dtype,
-                                  after=ready))
+                                  after=ready, hold_until=self._hold_until))
+        self._hold_until = 0.0
         self._l0c_free.append(fix.end)
         return fix
 

@@ -125,7 +125,9 @@ class MatmulConfig:
 
 
 CFG_NORM = MatmulConfig()
-CFG_MDL = MatmulConfig(do_norm=False, do_multi_data_load=True)
+# GetMDLConfig's default leaves UnitFlag off, GetNormalConfig's turns it on (asc-devkit
+# include/adv_api/matmul/tiling.h).
+CFG_MDL = MatmulConfig(do_norm=False, do_multi_data_load=True, en_unit_flag=False)
 
 
 def _with(base: MatmulConfig, **changes) -> MatmulConfig:
