@@ -732,3 +732,31 @@ def test_a_vf_op_outside_a_vector_function_is_refused_at_its_line():
     with SESSION.using_soc(SOC), pytest.raises(UnsupportedFeatureError,
                                                match=r"test_pto_vf\.py:\d+"):
         vf_outside_kernel(torch.zeros(1, 64))
+
+
+@pl.vector_function
+def _add_rows(tile, value, rows, stride):
+    every = vf.create_mask(dtype=pl.DT_FP32)
+    for row in pl.range(0, rows):
+        x = vf.load_align(tile, row * stride)
+        vf.store_align(tile + row * stride, vf.adds(x, value, every), every)
+
+
+@pl.jit
+def subview_kernel(x: pl.Tensor[[4, 128], pl.DT_FP32], o: pl.Tensor[[4, 128], pl.DT_FP32]):
+    t = pl.TileType(shape=[4, 128], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+    whole = pl.make_tile(t, addr=0)
+    with pl.section_vector():
+        right = whole[:, 64:]
+        pl.load(whole, x, [0, 0])
+        _add_rows(right, 3.0, 4, 128)
+        pl.store(o, whole, [0, 0])
+
+
+def test_a_sub_tile_view_passed_to_a_vector_function_points_at_its_first_element():
+    x, o = torch.rand(4, 128), torch.zeros(4, 128)
+    with SESSION.using_soc(SOC):
+        subview_kernel(x, o)
+    want = x.clone()
+    want[:, 64:] += 3.0
+    torch.testing.assert_close(o, want, rtol=0, atol=0)

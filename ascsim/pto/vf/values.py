@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ascsim.isa import KernelError
+from ascsim.pto.layout import window_offsets
 from ascsim.pto.tile import Tile
 
 
@@ -83,13 +84,15 @@ class Declared:
 class UbPointer:
     """A tile argument inside a vector function: a UB base pointer, ``tile + n`` offsets it by
     ``n`` elements. Post-update loads and stores advance it in place (the pointer register
-    the hardware updates)."""
+    the hardware updates). ``offset`` counts elements from the tile's allocation; without
+    one, the pointer starts at the tile's first element, which for a sub-tile view
+    (``tile[:, 64:]``) lies inside its parent's frame."""
 
     __slots__ = ("tile", "offset")
 
-    def __init__(self, tile: Tile, offset: int = 0):
+    def __init__(self, tile: Tile, offset: int | None = None):
         self.tile = tile
-        self.offset = int(offset)
+        self.offset = first_element(tile) if offset is None else int(offset)
 
     @property
     def np_dtype(self) -> np.dtype:
@@ -108,6 +111,14 @@ class UbPointer:
 
     def __repr__(self) -> str:
         return f"<UB pointer {self.tile!r} + {self.offset}>"
+
+
+def first_element(tile: Tile) -> int:
+    """The element offset of ``tile``'s first element from its allocation's start (0 but for
+    a sub-tile view)."""
+    if tile.origin == (0, 0):
+        return 0
+    return int(window_offsets(tile.frame, *tile.origin, 1, 1)[0, 0])
 
 
 def pointer(value, op: str, loc) -> UbPointer:
