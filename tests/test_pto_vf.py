@@ -760,3 +760,22 @@ def test_a_sub_tile_view_passed_to_a_vector_function_points_at_its_first_element
     want = x.clone()
     want[:, 64:] += 3.0
     torch.testing.assert_close(o, want, rtol=0, atol=0)
+
+
+@pl.vector_function
+def _byte_mask_row(a, b, o, row):
+    every = vf.create_mask(dtype=pl.DT_FP32)
+    keep = vf.create_mask(dtype=pl.DT_FP32)
+    keep = vf.load_align(a, row * 64, dist=pl.LoadDist.DS)  # 64 bytes, one per fp32 lane
+    ones = vf.full(1.0)
+    zeros = vf.full(0.0)
+    vf.store_align(o, vf.select(ones, zeros, keep), every)
+
+
+@pytest.mark.parametrize("row", [0, 3])
+def test_a_mask_load_at_an_integer_offset_reads_from_there(row):
+    """The causal FA kernels read row ``k`` of a 0/1 byte mask into a predicate with
+    ``load_align(mask_tile, k * 64, dist=DS)``: each byte's low bit becomes an fp32 lane's."""
+    a = (np.random.default_rng(1).random(512) < 0.5).astype(np.uint8)
+    _, _, out, _ = run(np.uint8, _byte_mask_row, row, a=a, out_dt=FP32, words=2)
+    np.testing.assert_array_equal(out[:64], a[row * 64:(row + 1) * 64].astype(np.float32))

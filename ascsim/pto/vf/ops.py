@@ -365,7 +365,10 @@ def load_align(src, offset=None, dtype=None, dist=None, data_copy_mode=None,
     if isinstance(_dst, Mask) or (isinstance(_dst, Declared) and _dst.kind == "mask"):
         dist = _enum(dist, LoadDist, LoadDist.NORM, "load_align", "dist", loc)
         step = _offset(offset, ptr, loc)
-        at = 0 if post_update or not isinstance(offset, AddrReg) else step
+        # An integer offset is plds's offset operand (PyPTO Pro's code generator passes it,
+        # backend_cce_vf_ops.cpp EmitVFLoadAlign), unlike a mask store's, where only a
+        # post-update or an address register moves the address.
+        at = 0 if post_update else step
         number = _dst.number
         _emit(core, "load", (number,), (), loc, dtype=dt, region=_region(ptr, at, dt),
               attrs={"kind": "mask", "dist": dist.value[0]})
