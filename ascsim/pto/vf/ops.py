@@ -210,6 +210,21 @@ def _pattern_lanes(pattern: MaskPattern, n: int) -> np.ndarray:
     return idx < value
 
 
+#: (pattern or first-lanes count, lanes) -> the active lanes, one read-only array each: every
+#: mask of one pattern hands the machine the same object, whose bits it then makes once.
+_ACTIVE: dict = {}
+
+
+def _active(key, n: int) -> np.ndarray:
+    hit = _ACTIVE.get((key, n))
+    if hit is None:
+        hit = _pattern_lanes(key, n) if isinstance(key, MaskPattern) else \
+            np.arange(n) < min(key, n)
+        hit.setflags(write=False)
+        _ACTIVE[(key, n)] = hit
+    return hit
+
+
 def create_mask(pattern=None, dtype=None, _dst=None):
     loc = user_location()
     core = current_core()
@@ -217,7 +232,7 @@ def create_mask(pattern=None, dtype=None, _dst=None):
     dt = FP32 if dtype is None else _np(dtype, "create_mask", loc)
     number = _number(_dst, core)
     _emit(core, "create_mask", (number,), (), loc, dtype=dt,
-          attrs={"active": _pattern_lanes(pattern, lanes(dt))})
+          attrs={"active": _active(pattern, lanes(dt))})
     return _result(Mask, number, dt, _dst)
 
 
@@ -227,7 +242,7 @@ def update_mask(scalar, dtype=None, _dst=None):
     dt = FP32 if dtype is None else _np(dtype, "update_mask", loc)
     number = _number(_dst, core)
     _emit(core, "create_mask", (number,), (), loc, dtype=dt,
-          attrs={"active": np.arange(lanes(dt)) < int(scalar)})
+          attrs={"active": _active(max(int(scalar), 0), lanes(dt))})
     return _result(Mask, number, dt, _dst)
 
 
