@@ -150,15 +150,18 @@ def _reduce(how: str):
         else:
             info = np.iinfo(work.dtype)
             fill = {"sum": 0, "max": info.min, "min": info.max}[how]
-        values = np.where(active, work, work.dtype.type(fill))
-        # fp16 sums accumulate in fp32 (the datapath's type) and round once at the end.
+        values = work if mask is ALL_LANES else np.where(active, work, work.dtype.type(fill))
+        # fp16 sums accumulate in fp32 (the datapath's type) and round once at the end; a
+        # maximum or minimum is the same in any order (one numpy reduction).
+        fn = _REDUCE_FN[how]
         out = np.zeros(a.size, dtype=rec.dtype)
         if rec.attrs.get("datablock"):
             per_block = BLOCK // a.dtype.itemsize
             blocks = values.reshape(-1, per_block)
-            out[:blocks.shape[0]] = _fit(_tree(blocks, _REDUCE_FN[how]), rec.dtype)
+            result = _tree(blocks, fn) if how == "sum" else fn.reduce(blocks, axis=-1)
+            out[:blocks.shape[0]] = _fit(result, rec.dtype)
         else:
-            out[0] = _fit(_tree(values, _REDUCE_FN[how]), rec.dtype)
+            out[0] = _fit(_tree(values, fn) if how == "sum" else fn.reduce(values), rec.dtype)
         return (out,)
     return run
 
@@ -716,21 +719,23 @@ def _stand_in(regs, number: int, dtype):
 
 
 def execute_register_op(core, rec: RegisterOp):
-    spec = REGISTER_OPS.get(rec.op)
+    op, dsts, srcs, loc, mask, _, _, _, _, _, src_dtypes = rec
+    spec = REGISTER_OPS.get(op)
     if spec is None:
-        raise KernelError(f"the vector function unit has no instruction {rec.op!r}", rec.loc)
-    regs = register_file(core)
+        raise KernelError(f"the vector function unit has no instruction {op!r}", loc)
+    regs = core.vf_registers if hasattr(core, "vf_registers") else register_file(core)
     reads: tuple = ()
     writes: tuple = ()
     values = core.launch.values
-    if spec.memory:
+    memory = spec.memory
+    if memory:
         _check_alignment(core, rec)
-    if values or spec.memory:
-        dtypes = rec.src_dtypes or (None,) * len(rec.srcs)
+    if values or memory:
+        dtypes = src_dtypes or (None,) * len(srcs)
         if values:
             held = regs.values
             vals = []
-            for n, d in zip(rec.srcs, dtypes):
+            for n, d in zip(srcs, dtypes):
                 value = held.get(n)
                 if value is None or (d is not None and value.dtype != d
                                      and value.dtype != bool):
@@ -738,15 +743,16 @@ def execute_register_op(core, rec: RegisterOp):
                 vals.append(value)
         else:  # timing only: the footprint of a load or store, from stand-in values
             vals = [_stand_in(regs, n, d) for n, d in zip(rec.srcs, dtypes)]
-        if spec.memory:
+        if memory:
             out, reads, writes = spec.fn(core, rec, vals)
         else:  # (floating-point warnings are off while a function runs: see below)
             out = spec.fn(core, rec, *vals) if spec.with_core else spec.fn(rec, *vals)
         if values and out:
-            if spec.lanewise and rec.mask is not None:
+            if mask is not None and spec.lanewise:
                 out = _predicate(core, regs, rec, out)
-            for number, value in zip(rec.dsts, out):
-                regs.values[number] = value
+            held = regs.values
+            for number, value in zip(dsts, out):
+                held[number] = value
     return _place(core, regs, rec, reads, writes)
 
 
