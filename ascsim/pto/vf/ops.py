@@ -218,8 +218,7 @@ _ACTIVE: dict = {}
 def _active(key, n: int) -> np.ndarray:
     hit = _ACTIVE.get((key, n))
     if hit is None:
-        hit = _pattern_lanes(key, n) if isinstance(key, MaskPattern) else \
-            np.arange(n) < min(key, n)
+        hit = _pattern_lanes(key, n) if isinstance(key, MaskPattern) else np.arange(n) < key
         hit.setflags(write=False)
         _ACTIVE[(key, n)] = hit
     return hit
@@ -241,8 +240,9 @@ def update_mask(scalar, dtype=None, _dst=None):
     core = current_core()
     dt = FP32 if dtype is None else _np(dtype, "update_mask", loc)
     number = _number(_dst, core)
+    n = lanes(dt)
     _emit(core, "create_mask", (number,), (), loc, dtype=dt,
-          attrs={"active": _active(max(int(scalar), 0), lanes(dt))})
+          attrs={"active": _active(min(max(int(scalar), 0), n), n)})
     return _result(Mask, number, dt, _dst)
 
 
