@@ -779,3 +779,21 @@ def test_a_mask_load_at_an_integer_offset_reads_from_there(row):
     a = (np.random.default_rng(1).random(512) < 0.5).astype(np.uint8)
     _, _, out, _ = run(np.uint8, _byte_mask_row, row, a=a, out_dt=FP32, words=2)
     np.testing.assert_array_equal(out[:64], a[row * 64:(row + 1) * 64].astype(np.float32))
+
+
+@pl.vector_function
+def _cursor_and_base(a, b, o):
+    every = vf.create_mask()
+    x = vf.load_align(a, 0)
+    vf.store_align(o, x, every, post_update=True)  # advances o's cursor by one register
+    y = vf.load_align(o, 0)                          # a plain load: from o's start
+    vf.store_align(o, vf.adds(y, 1.0, every), every, 64, post_update=True)  # at the cursor
+
+
+def test_a_post_update_moves_a_cursor_that_plain_accesses_of_the_tile_do_not_see():
+    """PyPTO Pro's code generator gives a tile's post-update accesses a cursor of their own,
+    apart from its base pointer (the lightning indexer reads a squeezed stream back from
+    its start after storing it with post-updates)."""
+    a, _, out, _ = run(FP32, _cursor_and_base, words=2)
+    np.testing.assert_array_equal(out[:64], a[:64])
+    np.testing.assert_array_equal(out[64:], a[:64] + np.float32(1.0))

@@ -83,16 +83,23 @@ class Declared:
 
 class UbPointer:
     """A tile argument inside a vector function: a UB base pointer, ``tile + n`` offsets it by
-    ``n`` elements. Post-update loads and stores advance it in place (the pointer register
-    the hardware updates). ``offset`` counts elements from the tile's allocation; without
-    one, the pointer starts at the tile's first element, which for a sub-tile view
-    (``tile[:, 64:]``) lies inside its parent's frame."""
+    ``n`` elements. ``offset`` counts elements from the tile's allocation; without one, the
+    pointer starts at the tile's first element, which for a sub-tile view (``tile[:, 64:]``)
+    lies inside its parent's frame.
 
-    __slots__ = ("tile", "offset")
+    Accesses that advance the pointer (post-update loads and stores, strided streams) read
+    and move ``cursor``, a second pointer that starts at ``offset``; the others always use
+    ``offset``. PyPTO Pro's code generator keeps the two apart the same way
+    (``CCECodegen::GetOrCreateVFTilePtr``: a post-update cursor and a plain base pointer to one
+    tile are independent variables), so a plain load after a post-update store stream still
+    reads from the tile's start (the lightning indexer's squeeze-then-broadcast)."""
+
+    __slots__ = ("tile", "offset", "cursor")
 
     def __init__(self, tile: Tile, offset: int | None = None):
         self.tile = tile
         self.offset = first_element(tile) if offset is None else int(offset)
+        self.cursor = self.offset
 
     @property
     def np_dtype(self) -> np.dtype:
@@ -107,7 +114,9 @@ class UbPointer:
         return UbPointer(self.tile, self.offset - int(n))
 
     def copy(self) -> UbPointer:
-        return UbPointer(self.tile, self.offset)
+        ptr = UbPointer(self.tile, self.offset)
+        ptr.cursor = self.cursor
+        return ptr
 
     def __repr__(self) -> str:
         return f"<UB pointer {self.tile!r} + {self.offset}>"
