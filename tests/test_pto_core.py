@@ -340,3 +340,51 @@ def test_pypto_pro_part_follows_the_choice_or_defaults_to_the_950pr(tmp_path, ho
                            str(script)], capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[0] == expect
+
+
+# ------------------------------------------------------------------ stores of another type
+@pl.jit
+def bits_store_kernel(x: pl.Tensor[[1, 64], pl.DT_UINT16], o: pl.Tensor[[1, 64], pl.DT_INT16],
+                      w: pl.Tensor[[pl.DYNAMIC, 64], pl.DT_INT32]):
+    t = pl.make_tile(pl.TileType(shape=[1, 64], dtype=pl.DT_UINT16,
+                                 target_memory=pl.MemorySpace.Vec), addr=0)
+    with pl.section_vector():
+        pl.load(t, x, [0, 0])
+        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.MTE3, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.MTE3, event_id=0)
+        pl.store(o, t, [0, 0])
+        if w.shape[0] == 1:
+            pl.store(w, t, [0, 0])
+
+
+def test_a_store_into_a_tensor_of_another_type_of_the_same_width_keeps_the_bits():
+    x = torch.arange(0, 64 * 1000, 1000, dtype=torch.int32).to(torch.uint16).reshape(1, 64)
+    o = torch.zeros(1, 64, dtype=torch.int16)
+    bits_store_kernel(x, o, torch.zeros(2, 64, dtype=torch.int32))  # (no int32 store)
+    assert torch.equal(o, x.view(torch.int16))
+    with pytest.raises(ParserSyntaxError, match="differ in width"):
+        bits_store_kernel(x, o, torch.zeros(1, 64, dtype=torch.int32))
+
+
+@pl.jit
+def wide_valid_kernel(x: pl.Tensor[[4, 64], pl.DT_FP32], o: pl.Tensor[[4, 64], pl.DT_FP32],
+                      rows: pl.DT_INT64):
+    t = pl.make_tile(pl.TileType(shape=[4, 64], dtype=pl.DT_FP32,
+                                 target_memory=pl.MemorySpace.Vec), addr=0)
+    with pl.section_vector():
+        pl.set_validshape(t, [rows, 64])  # a runtime valid shape is not checked ...
+        pl.set_validshape(t, [4, 64])     # ... and here is never used past the tile
+        pl.load(t, x, [0, 0])
+        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.MTE3, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.MTE3, event_id=0)
+        pl.store(o, t, [0, 0])
+
+
+def test_a_runtime_valid_shape_above_the_tile_is_taken_and_a_negative_one_refused():
+    x, o = torch.randn(4, 64), torch.zeros(4, 64)
+    wide_valid_kernel(x, o, 8)
+    torch.testing.assert_close(o, x)
+    from ascsim.isa import KernelError
+
+    with pytest.raises(KernelError, match="cannot be negative"):
+        wide_valid_kernel(x, o, -1)

@@ -389,6 +389,54 @@ def test_acc_to_vec_modes_land_in_each_aiv(mode, m, n):
     assert "race" not in _kinds(run)
 
 
+@pl.jit()
+def acc_block_to_vec_kernel(a: pl.Tensor[[M, K], pl.DT_FP16], b: pl.Tensor[[K, N], pl.DT_FP16],
+                            out: pl.Tensor[[2, 2, M // 2, N // 2], pl.DT_FP32]):
+    """Each half of the columns of one accumulator split between the AIVs by rows: the
+    destination's valid shape is the whole block the two AIVs share (M rows)."""
+    halves = [_tile([M // 2, N // 2], pl.DT_FP32, Vec, 0),
+              _tile([M // 2, N // 2], pl.DT_FP32, Vec, 0x2000)]
+    with pl.section_cube():
+        a_mat = _tile([M, K], pl.DT_FP16, Mat, 0)
+        b_mat = _tile([K, N], pl.DT_FP16, Mat, 0x4000)
+        a_l0 = _tile([M, K], pl.DT_FP16, Left, 0)
+        b_l0 = _tile([K, N], pl.DT_FP16, Right, 0)
+        acc = _tile([M, N], pl.DT_FP32, Acc, 0)
+        pl.load(a_mat, a, [0, 0])
+        pl.load(b_mat, b, [0, 0])
+        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.MTE1, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.MTE1, event_id=0)
+        pl.move(a_l0, a_mat)
+        pl.move(b_l0, b_mat)
+        pl.system.sync_src(set_pipe=pl.PipeType.MTE1, wait_pipe=pl.PipeType.M, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.MTE1, wait_pipe=pl.PipeType.M, event_id=0)
+        pl.matmul(acc, a_l0, b_l0)
+        pl.system.sync_src(set_pipe=pl.PipeType.M, wait_pipe=pl.PipeType.FIX, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.M, wait_pipe=pl.PipeType.FIX, event_id=0)
+        for half in pl.range(0, 2):
+            pl.set_validshape(halves[half], [M, N // 2])
+            pl.move(halves[half], acc, [0, half * (N // 2)],
+                    acc_to_vec_mode=pl.AccToVecMode.DualModeSplitM)
+        pl.system.set_cross_core(pipe=pl.PipeType.FIX, event_id=1)
+    with pl.section_vector():
+        pl.system.wait_cross_core(pipe=pl.PipeType.MTE3, event_id=1)
+        for half in pl.range(0, 2):
+            pl.store(out, halves[half], [pl.get_subblock_idx(), half, 0, 0])
+
+
+def test_an_acc_to_vec_move_with_an_offset_splits_the_block_it_extracts():
+    a, b = torch.randn(M, K, dtype=torch.float16), torch.randn(K, N, dtype=torch.float16)
+    out = torch.zeros(2, 2, M // 2, N // 2)
+    with SESSION.collect() as run:
+        acc_block_to_vec_kernel[None, 1](a, b, out)
+    ref = _ref(a, b)
+    for sub in range(2):
+        for half in range(2):
+            want = ref[sub * (M // 2):(sub + 1) * (M // 2), half * (N // 2):(half + 1) * (N // 2)]
+            torch.testing.assert_close(out[sub, half], want, rtol=1e-3, atol=1e-3)
+    assert "race" not in _kinds(run)
+
+
 SUB = M // 2
 
 

@@ -732,3 +732,68 @@ def test_a_vf_op_outside_a_vector_function_is_refused_at_its_line():
     with SESSION.using_soc(SOC), pytest.raises(UnsupportedFeatureError,
                                                match=r"test_pto_vf\.py:\d+"):
         vf_outside_kernel(torch.zeros(1, 64))
+
+
+@pl.vector_function
+def _add_rows(tile, value, rows, stride):
+    every = vf.create_mask(dtype=pl.DT_FP32)
+    for row in pl.range(0, rows):
+        x = vf.load_align(tile, row * stride)
+        vf.store_align(tile + row * stride, vf.adds(x, value, every), every)
+
+
+@pl.jit
+def subview_kernel(x: pl.Tensor[[4, 128], pl.DT_FP32], o: pl.Tensor[[4, 128], pl.DT_FP32]):
+    t = pl.TileType(shape=[4, 128], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+    whole = pl.make_tile(t, addr=0)
+    with pl.section_vector():
+        right = whole[:, 64:]
+        pl.load(whole, x, [0, 0])
+        _add_rows(right, 3.0, 4, 128)
+        pl.store(o, whole, [0, 0])
+
+
+def test_a_sub_tile_view_passed_to_a_vector_function_points_at_its_first_element():
+    x, o = torch.rand(4, 128), torch.zeros(4, 128)
+    with SESSION.using_soc(SOC):
+        subview_kernel(x, o)
+    want = x.clone()
+    want[:, 64:] += 3.0
+    torch.testing.assert_close(o, want, rtol=0, atol=0)
+
+
+@pl.vector_function
+def _byte_mask_row(a, b, o, row):
+    every = vf.create_mask(dtype=pl.DT_FP32)
+    keep = vf.create_mask(dtype=pl.DT_FP32)
+    keep = vf.load_align(a, row * 64, dist=pl.LoadDist.DS)  # 64 bytes, one per fp32 lane
+    ones = vf.full(1.0)
+    zeros = vf.full(0.0)
+    vf.store_align(o, vf.select(ones, zeros, keep), every)
+
+
+@pytest.mark.parametrize("row", [0, 3])
+def test_a_mask_load_at_an_integer_offset_reads_from_there(row):
+    """The causal FA kernels read row ``k`` of a 0/1 byte mask into a predicate with
+    ``load_align(mask_tile, k * 64, dist=DS)``: each byte's low bit becomes an fp32 lane's."""
+    a = (np.random.default_rng(1).random(512) < 0.5).astype(np.uint8)
+    _, _, out, _ = run(np.uint8, _byte_mask_row, row, a=a, out_dt=FP32, words=2)
+    np.testing.assert_array_equal(out[:64], a[row * 64:(row + 1) * 64].astype(np.float32))
+
+
+@pl.vector_function
+def _cursor_and_base(a, b, o):
+    every = vf.create_mask()
+    x = vf.load_align(a, 0)
+    vf.store_align(o, x, every, post_update=True)  # advances o's cursor by one register
+    y = vf.load_align(o, 0)                          # a plain load: from o's start
+    vf.store_align(o, vf.adds(y, 1.0, every), every, 64, post_update=True)  # at the cursor
+
+
+def test_a_post_update_moves_a_cursor_that_plain_accesses_of_the_tile_do_not_see():
+    """PyPTO Pro's code generator gives a tile's post-update accesses a cursor of their own,
+    apart from its base pointer (the lightning indexer reads a squeezed stream back from
+    its start after storing it with post-updates)."""
+    a, _, out, _ = run(FP32, _cursor_and_base, words=2)
+    np.testing.assert_array_equal(out[:64], a[:64])
+    np.testing.assert_array_equal(out[64:], a[:64] + np.float32(1.0))

@@ -393,10 +393,15 @@ def set_validshape(target, shape) -> None:
         raise ParserSyntaxError(f"set_validshape takes two values, got {len(shape)}")
     tiles = target.tiles if isinstance(target, TileGroup) else [target]
     rows, cols = int(shape[0]), int(shape[1])
+    # 0 is allowed: the second AIV's share of a split Acc -> Vec move may be empty. A value
+    # above the tile's shape is allowed too: PyPTO Pro refuses only compile-time constants
+    # above it (block_ops._validate_validshape_bounds); a runtime valid shape is a register
+    # the device takes as it is -- the destination of a DualModeSplitM move carries the
+    # whole M that the two AIVs share (lightning_indexer's mm1 tiles). An op that then
+    # touches elements past the tile is the machine's overflow finding.
+    if rows < 0 or cols < 0:
+        raise KernelError(f"set_validshape [{rows}, {cols}]: a valid shape cannot be "
+                          "negative", user_location())
     for tile in tiles:
-        # 0 is allowed: the second AIV's share of a split Acc -> Vec move may be empty
-        if not (0 <= rows <= tile.shape[0] and 0 <= cols <= tile.shape[1]):
-            raise KernelError(f"set_validshape [{rows}, {cols}] is outside the tile's "
-                              f"shape {tile.shape}", user_location())
         tile.valid = [rows, cols]
         tile.fit_compact_frame()

@@ -23,6 +23,7 @@ from ascsim.isa.instr import RegisterFunction, RegisterOp
 from ascsim.sim.exec_registers import vector_registers
 from ascsim.sim.numerics import convert
 from ascsim.sim.vf_registers import (
+    ALL_LANES,
     MASK_BITS,
     REGISTER_BYTES,
     active_lanes,
@@ -149,15 +150,18 @@ def _reduce(how: str):
         else:
             info = np.iinfo(work.dtype)
             fill = {"sum": 0, "max": info.min, "min": info.max}[how]
-        values = np.where(active, work, work.dtype.type(fill))
-        # fp16 sums accumulate in fp32 (the datapath's type) and round once at the end.
+        values = work if mask is ALL_LANES else np.where(active, work, work.dtype.type(fill))
+        # fp16 sums accumulate in fp32 (the datapath's type) and round once at the end; a
+        # maximum or minimum is the same in any order (one numpy reduction).
+        fn = _REDUCE_FN[how]
         out = np.zeros(a.size, dtype=rec.dtype)
         if rec.attrs.get("datablock"):
             per_block = BLOCK // a.dtype.itemsize
             blocks = values.reshape(-1, per_block)
-            out[:blocks.shape[0]] = _fit(_tree(blocks, _REDUCE_FN[how]), rec.dtype)
+            result = _tree(blocks, fn) if how == "sum" else fn.reduce(blocks, axis=-1)
+            out[:blocks.shape[0]] = _fit(result, rec.dtype)
         else:
-            out[0] = _fit(_tree(values, _REDUCE_FN[how]), rec.dtype)
+            out[0] = _fit(_tree(values, fn) if how == "sum" else fn.reduce(values), rec.dtype)
         return (out,)
     return run
 
@@ -329,8 +333,22 @@ def _histogram(rec, src, mask, old):
 
 
 # ------------------------------------------------------------------ masks
+#: id(active lanes array) -> (that array, its mask bits): the front-end hands every
+#: ``create_mask`` / ``update_mask`` of one pattern the same read-only array.
+_MASK_BITS: dict = {}
+
+
 def _create_mask(rec):
-    return (lane_bits(np.asarray(rec.attrs["active"], dtype=bool), rec.dtype),)
+    active = rec.attrs["active"]
+    hit = _MASK_BITS.get(id(active))
+    if hit is not None and hit[0] is active and hit[1] is rec.dtype:
+        return (hit[2],)
+    bits = lane_bits(np.asarray(active, dtype=bool), rec.dtype)
+    if not active.flags.writeable:  # a shared pattern (see above): remember its bits
+        if bits is not ALL_LANES:
+            bits.setflags(write=False)
+        _MASK_BITS[id(active)] = (active, rec.dtype, bits)
+    return (bits,)
 
 
 def _compare(fn):
@@ -701,36 +719,48 @@ def _stand_in(regs, number: int, dtype):
 
 
 def execute_register_op(core, rec: RegisterOp):
-    spec = REGISTER_OPS.get(rec.op)
+    op, dsts, srcs, loc, mask, _, _, _, _, _, src_dtypes = rec
+    spec = REGISTER_OPS.get(op)
     if spec is None:
-        raise KernelError(f"the vector function unit has no instruction {rec.op!r}", rec.loc)
-    regs = register_file(core)
+        raise KernelError(f"the vector function unit has no instruction {op!r}", loc)
+    regs = core.vf_registers if hasattr(core, "vf_registers") else register_file(core)
     reads: tuple = ()
     writes: tuple = ()
     values = core.launch.values
-    if spec.memory:
+    memory = spec.memory
+    if memory:
         _check_alignment(core, rec)
-    if values or spec.memory:
-        dtypes = rec.src_dtypes or (None,) * len(rec.srcs)
+    if values or memory:
+        dtypes = src_dtypes or (None,) * len(srcs)
         if values:
-            vals = [_read(core, regs, rec, n, d, "source") for n, d in zip(rec.srcs, dtypes)]
+            held = regs.values
+            vals = []
+            for n, d in zip(srcs, dtypes):
+                value = held.get(n)
+                if value is None or (d is not None and value.dtype != d
+                                     and value.dtype != bool):
+                    value = _read(core, regs, rec, n, d, "source")  # unwritten, or re-read
+                vals.append(value)
         else:  # timing only: the footprint of a load or store, from stand-in values
             vals = [_stand_in(regs, n, d) for n, d in zip(rec.srcs, dtypes)]
-        if spec.memory:
+        if memory:
             out, reads, writes = spec.fn(core, rec, vals)
         else:  # (floating-point warnings are off while a function runs: see below)
             out = spec.fn(core, rec, *vals) if spec.with_core else spec.fn(rec, *vals)
         if values and out:
-            if spec.lanewise and rec.mask is not None:
+            if mask is not None and spec.lanewise:
                 out = _predicate(core, regs, rec, out)
-            for number, value in zip(rec.dsts, out):
-                regs.values[number] = value
-    return _place(core, rec, reads, writes)
+            held = regs.values
+            for number, value in zip(dsts, out):
+                held[number] = value
+    return _place(core, regs, rec, reads, writes)
 
 
 def _predicate(core, regs, rec, out):
     first = out[0]
     mask = _read(core, regs, rec, rec.mask, None, "mask")
+    if mask is ALL_LANES:
+        return out
     active = active_lanes(mask, first.dtype)[:first.size]
     if active.all():
         return out
@@ -781,7 +811,9 @@ def _check_alignment(core, rec: RegisterOp) -> None:
             start=offset)
 
 
-def _place(core, rec, reads, writes):
+def _price(core, rec) -> tuple[float, float]:
+    """(V-pipe cycles, latency) of ``rec``: one repeat of its cost class, over the issue
+    width."""
     soc = core.soc
     op = _PRICED_AS.get(rec.op, rec.op)
     if op in ("load", "store"):
@@ -789,14 +821,28 @@ def _place(core, rec, reads, writes):
     cost_class = soc.vf_op_classes.get(op, "copy")
     dtype = rec.dtype if rec.dtype is not None else np.dtype(np.float32)
     busy, latency = core.costs.vector(cost_class, dtype, 1)
-    width = soc.timing.vector_function_issue_width or 1
+    return busy / (soc.timing.vector_function_issue_width or 1), latency
+
+
+def _place(core, regs, rec, reads, writes):
+    attrs = rec.attrs
+    key = (rec.op, attrs.get("kind") if attrs else None, rec.dtype)
+    price = regs.prices.get(key)
+    if price is None:
+        price = regs.prices[key] = _price(core, rec)
     region = rec.region
-    gates = (region,) if region is not None else ()
-    ready = gates_ready(gates) if gates else 0.0
-    start = max(core.pipe_free["V"], getattr(core, "vf_issued", 0.0), ready)
-    instr = core.place("V", rec.op, start, busy / width, latency, rec.loc, reads, writes, rec)
-    if gates:
-        gates_done(gates, instr.done)
+    start = core.pipe_free["V"]
+    issued = getattr(core, "vf_issued", 0.0)
+    if issued > start:
+        start = issued
+    if region is None:
+        return core.place("V", rec.op, start, price[0], price[1], rec.loc, reads, writes, rec)
+    gates = (region,)
+    ready = gates_ready(gates)
+    if ready > start:
+        start = ready
+    instr = core.place("V", rec.op, start, price[0], price[1], rec.loc, reads, writes, rec)
+    gates_done(gates, instr.done)
     return instr
 
 

@@ -25,7 +25,7 @@ class RegisterFile:
     array), their kinds and the names the kernel gave them, and the special registers the
     functions use (``ar``: the count the last squeeze stored)."""
 
-    __slots__ = ("values", "kinds", "names", "ar", "depth", "float_errors")
+    __slots__ = ("values", "kinds", "names", "ar", "depth", "float_errors", "prices")
 
     def __init__(self):
         self.values: dict[int, np.ndarray] = {}
@@ -34,6 +34,9 @@ class RegisterFile:
         self.ar = 0
         self.depth = 0  # nested vector-function calls running
         self.float_errors: dict = {}  # numpy's error settings before the outermost call
+        # (op, access kind, dtype) -> (V-pipe cycles, latency): an instruction's price depends
+        # on nothing else, and looking it up in the SoC's tables is most of a record's cost.
+        self.prices: dict = {}
 
     def declare(self, number: int, kind: str, name: str) -> None:
         self.values.pop(number, None)
@@ -65,8 +68,16 @@ def active_lanes(bits: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return bits[::dtype.itemsize]
 
 
+#: The mask of every lane, shared (read-only): a predicate that is this object needs no
+#: lane-by-lane selection, which most VF instructions of a kernel are given.
+ALL_LANES = np.ones(MASK_BITS, dtype=bool)
+ALL_LANES.setflags(write=False)
+
+
 def lane_bits(active: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """The 256 mask bits that enable exactly the elements ``active`` of ``dtype``."""
+    if active.size * dtype.itemsize == MASK_BITS and active.all():
+        return ALL_LANES
     bits = np.zeros(MASK_BITS, dtype=bool)
     size = dtype.itemsize
     bits[:active.size * size] = np.repeat(active, size)
@@ -77,5 +88,5 @@ def unwritten_vector(dtype: np.dtype) -> np.ndarray:
     return np.full(REGISTER_BYTES, FILL_BYTE, dtype=np.uint8).view(dtype)
 
 
-__all__ = ["FILL_BYTE", "MASK_BITS", "REGISTER_BYTES", "RegisterFile", "active_lanes",
+__all__ = ["ALL_LANES", "FILL_BYTE", "MASK_BITS", "REGISTER_BYTES", "RegisterFile", "active_lanes",
            "lane_bits", "lanes", "register_file", "unwritten_vector"]

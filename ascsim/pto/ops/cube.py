@@ -278,9 +278,11 @@ def _to_mat(dst: Tile, src: Tile, offset, mode, relu, scale, loc) -> None:
 
 def _acc_to_vec(dst: Tile, src: Tile, offset, mode, relu, scale, loc) -> None:
     """Acc -> Vec: the fixpipe writes the Acc tile's valid window into the UB of one AIV, or
-    splits it between both (rows or columns) at the same UB address."""
-    if offset is not None:
-        raise ValueError(f"move: an Acc -> Vec move takes no offset {_where(loc)}")
+    splits it between both (rows or columns) at the same UB address. With ``offset=[om, on]``
+    it extracts the sub-block ``[offset, offset + dst.valid_shape)`` of the Acc tile instead
+    (PyPTO Pro's move page: the offset is in the source's physical coordinates); a dual mode
+    then splits that block, so the destination's valid shape is the whole block the two AIVs
+    share (lightning_indexer's two 64-column halves of one accumulator)."""
     mode = AccToVecMode.SingleModeVec0 if mode is None else AccToVecMode(mode)
     quant = resolve_scale(scale, src, dst.dtype, relu, None, "move", loc)
     if isinstance(quant, Region) and len(ACC_TO_VEC_TARGETS[mode]) > 1:
@@ -289,9 +291,17 @@ def _acc_to_vec(dst: Tile, src: Tile, offset, mode, relu, scale, loc) -> None:
     if dst.layout not in (TensorLayout.ND, TensorLayout.NZ):
         raise ValueError(f"move: an Acc -> Vec destination is ND or NZ, got "
                          f"{dst.layout.name} {_where(loc)}")
-    rows, cols = src.valid
+    if offset is None:
+        om, on = 0, 0
+        rows, cols = src.valid
+    else:
+        om, on = _pair(offset, "move", loc)
+        if not (0 <= om < src.shape[0] and 0 <= on < src.shape[1]):
+            raise ValueError(f"move: offset [{om}, {on}] is outside the {src.shape} Acc tile "
+                             f"{_where(loc)}")
+        rows = min(dst.valid[0], src.shape[0] - om)
+        cols = min(dst.valid[1], src.shape[1] - on)
     parts = _acc_parts(mode, rows, cols)
-    start = int(src.offsets(1, 1)[0, 0])
     first = int(dst.offsets(1, 1)[0, 0])
     acc, vec = src.region(), dst.region().at(first)
     nz = dst.layout == TensorLayout.NZ
@@ -301,7 +311,7 @@ def _acc_to_vec(dst: Tile, src: Tile, offset, mode, relu, scale, loc) -> None:
         if m > dst.shape[0] or n > dst.shape[1]:
             raise ValueError(f"move: the {m} x {n} part of the Acc tile for AIV{sub_block} "
                              f"does not fit the {dst.shape} Vec tile {_where(loc)}")
-        src_at = start + (c0 // 16) * src.frame.rows * 16 + r0 * 16
+        src_at = int(src.offsets(1, 1, om + r0, on + c0)[0, 0])
         current_core().execute(FixPipe(
             vec, m, n, loc, src=acc.at(src_at), src_stride=src.frame.rows,
             dst_stride=dst.frame.rows if nz else dst.frame.cols,

@@ -279,9 +279,12 @@ def _store(dst, src, offsets, relu_pre_mode, scale, order, atomic, phase, op, lo
         store_from_acc(core, dst, src, base, rows, cols, row_stride, relu_pre_mode, scale,
                        rule, phase, op, loc)
         return
-    if src.dtype != dst.dtype:
+    # MTE3 copies bytes: a tile of another type of the same width is stored as its bits (PyPTO
+    # Pro's store checks only that each type is supported; lightning_indexer stores UINT16
+    # indices into an INT16 tensor). Other widths would not even have the same element count.
+    if src.dtype != dst.dtype and src.np_dtype.itemsize != np.dtype(dst.dtype.np_dtype).itemsize:
         raise ValueError(f"{op}: a Vec tile of {src.dtype!r} cannot be stored into a tensor of "
-                         f"{dst.dtype!r} ({loc[0]}:{loc[1]})")
+                         f"{dst.dtype!r}: their elements differ in width ({loc[0]}:{loc[1]})")
     size = src.np_dtype.itemsize
     if src.layout == TensorLayout.ND and pitches[cols_axis] == 1 and (
             rows == 1 or row_stride >= cols):

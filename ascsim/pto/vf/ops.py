@@ -210,6 +210,20 @@ def _pattern_lanes(pattern: MaskPattern, n: int) -> np.ndarray:
     return idx < value
 
 
+#: (pattern or first-lanes count, lanes) -> the active lanes, one read-only array each: every
+#: mask of one pattern hands the machine the same object, whose bits it then makes once.
+_ACTIVE: dict = {}
+
+
+def _active(key, n: int) -> np.ndarray:
+    hit = _ACTIVE.get((key, n))
+    if hit is None:
+        hit = _pattern_lanes(key, n) if isinstance(key, MaskPattern) else np.arange(n) < key
+        hit.setflags(write=False)
+        _ACTIVE[(key, n)] = hit
+    return hit
+
+
 def create_mask(pattern=None, dtype=None, _dst=None):
     loc = user_location()
     core = current_core()
@@ -217,7 +231,7 @@ def create_mask(pattern=None, dtype=None, _dst=None):
     dt = FP32 if dtype is None else _np(dtype, "create_mask", loc)
     number = _number(_dst, core)
     _emit(core, "create_mask", (number,), (), loc, dtype=dt,
-          attrs={"active": _pattern_lanes(pattern, lanes(dt))})
+          attrs={"active": _active(pattern, lanes(dt))})
     return _result(Mask, number, dt, _dst)
 
 
@@ -226,8 +240,9 @@ def update_mask(scalar, dtype=None, _dst=None):
     core = current_core()
     dt = FP32 if dtype is None else _np(dtype, "update_mask", loc)
     number = _number(_dst, core)
+    n = lanes(dt)
     _emit(core, "create_mask", (number,), (), loc, dtype=dt,
-          attrs={"active": np.arange(lanes(dt)) < int(scalar)})
+          attrs={"active": _active(min(max(int(scalar), 0), n), n)})
     return _result(Mask, number, dt, _dst)
 
 
@@ -342,9 +357,12 @@ def _offset(value, ptr: UbPointer, loc) -> int:
     return int(value)
 
 
-def _region(ptr: UbPointer, extra: int, dtype: np.dtype) -> Region:
+def _region(ptr: UbPointer, extra: int, dtype: np.dtype, advancing: bool = False) -> Region:
+    """The register's bytes at ``extra`` elements from the pointer (its cursor for an access
+    that advances it, see :class:`UbPointer`)."""
     tile = ptr.tile
-    byte = tile.addr + (ptr.offset + extra) * tile.np_dtype.itemsize
+    base = ptr.cursor if advancing else ptr.offset
+    byte = tile.addr + (base + extra) * tile.np_dtype.itemsize
     return Region(tile.mem, byte, REGISTER_BYTES // dtype.itemsize, dtype,
                   tile.addr + tile.size)
 
@@ -365,41 +383,46 @@ def load_align(src, offset=None, dtype=None, dist=None, data_copy_mode=None,
     if isinstance(_dst, Mask) or (isinstance(_dst, Declared) and _dst.kind == "mask"):
         dist = _enum(dist, LoadDist, LoadDist.NORM, "load_align", "dist", loc)
         step = _offset(offset, ptr, loc)
-        at = 0 if post_update or not isinstance(offset, AddrReg) else step
+        # An integer offset is plds's offset operand (PyPTO Pro's code generator passes it,
+        # backend_cce_vf_ops.cpp EmitVFLoadAlign), unlike a mask store's, where only a
+        # post-update or an address register moves the address.
+        at = 0 if post_update else step
         number = _dst.number
-        _emit(core, "load", (number,), (), loc, dtype=dt, region=_region(ptr, at, dt),
+        _emit(core, "load", (number,), (), loc, dtype=dt,
+              region=_region(ptr, at, dt, post_update),
               attrs={"kind": "mask", "dist": dist.value[0]})
         if post_update:
-            ptr.offset += step
+            ptr.cursor += step
         return _result(Mask, number, dt, _dst)
     copy_mode = _enum(data_copy_mode, DataCopyMode, DataCopyMode.NORM, "load_align",
                       "data_copy_mode", loc)
     if copy_mode is DataCopyMode.DATA_BLOCK_COPY:
         number = _number(_dst, core)
         srcs = () if offset is None else (_mask(offset, "load_align", loc),)
-        _emit(core, "load", (number,), srcs, loc, dtype=dt, region=_region(ptr, 0, dt),
+        _emit(core, "load", (number,), srcs, loc, dtype=dt,
+              region=_region(ptr, 0, dt, post_update),
               attrs={"kind": "block", "block_stride": int(block_stride or 0)})
         if post_update:
-            ptr.offset += int(repeat_stride or 0) * 32 // ptr.np_dtype.itemsize
+            ptr.cursor += int(repeat_stride or 0) * 32 // ptr.np_dtype.itemsize
         return _result(Reg, number, dt, _dst)
     dist = _enum(dist, LoadDist, LoadDist.NORM, "load_align", "dist", loc)
     kind, grain = dist.value
     step = _offset(offset, ptr, loc)
     at = 0 if post_update else step
-    region = _region(ptr, at, dt)
+    region = _region(ptr, at, dt, post_update)
     if kind == "dintlv":
         dsts = _dst if isinstance(_dst, tuple) else (None, None)
         numbers = tuple(_number(d, core) for d in dsts)
         _emit(core, "load", numbers, (), loc, dtype=dt, region=region,
               attrs={"kind": "vector", "dist": kind, "grain": grain})
         if post_update:
-            ptr.offset += step
+            ptr.cursor += step
         return tuple(_result(Reg, n, dt, d) for n, d in zip(numbers, dsts))
     number = _number(_dst, core)
     _emit(core, "load", (number,), (), loc, dtype=dt, region=region,
           attrs={"kind": "vector", "dist": kind, "grain": grain})
     if post_update:
-        ptr.offset += step
+        ptr.cursor += step
     return _result(Reg, number, dt, _dst)
 
 
@@ -413,10 +436,11 @@ def store_align(dst, src, *args, dist=None, data_copy_mode=None, block_stride=No
         dist = _enum(dist, StoreDist, StoreDist.NORM, "store_align", "dist", loc)
         step = _offset(offset, ptr, loc)
         at = 0 if post_update or not isinstance(offset, AddrReg) else step
-        _emit(core, "store", (), (src.number,), loc, region=_region(ptr, at, np.dtype(
-            np.uint8)), attrs={"kind": "mask", "dist": dist.value[0]})
+        _emit(core, "store", (), (src.number,), loc,
+              region=_region(ptr, at, np.dtype(np.uint8), post_update),
+              attrs={"kind": "mask", "dist": dist.value[0]})
         if post_update:
-            ptr.offset += step
+            ptr.cursor += step
         return ptr
     dist = _enum(dist, StoreDist, StoreDist.NORM, "store_align", "dist", loc)
     kind, _ = dist.value
@@ -436,19 +460,20 @@ def store_align(dst, src, *args, dist=None, data_copy_mode=None, block_stride=No
         srcs = (a.number,) if mask is None else (a.number, _mask(mask, "store_align", loc))
         dts = (dtype,) if mask is None else (dtype, None)
     if copy_mode is DataCopyMode.DATA_BLOCK_COPY:
-        _emit(core, "store", (), srcs, loc, dtype=dtype, region=_region(ptr, 0, dtype),
+        _emit(core, "store", (), srcs, loc, dtype=dtype,
+              region=_region(ptr, 0, dtype, post_update),
               attrs={"kind": "block", "block_stride": int(block_stride or 0)},
               src_dtypes=dts)
         if post_update:
-            ptr.offset += int(repeat_stride or 0) * 32 // ptr.np_dtype.itemsize
+            ptr.cursor += int(repeat_stride or 0) * 32 // ptr.np_dtype.itemsize
         return ptr
     step = _offset(offset, ptr, loc)
     at = 0 if post_update else step
-    _emit(core, "store", (), srcs, loc, dtype=dtype, region=_region(ptr, at, dtype),
+    _emit(core, "store", (), srcs, loc, dtype=dtype, region=_region(ptr, at, dtype, post_update),
           attrs={"kind": "vector", "dist": kind}, src_dtypes=dts)
     if post_update:
         stored = lanes(dtype) * (2 if kind == "intlv" else 1)
-        ptr.offset += step if offset is not None else stored * dtype.itemsize // \
+        ptr.cursor += step if offset is not None else stored * dtype.itemsize // \
             ptr.np_dtype.itemsize
     return ptr
 
@@ -459,10 +484,11 @@ def load(src_ptr, stride=None, post_update=False, repeat_stride=None, count=None
     ptr = pointer(src_ptr, "load", loc)
     dt = ptr.np_dtype
     number = _number(_dst, core)
-    _emit(core, "load", (number,), (), loc, dtype=dt, region=_region(ptr, 0, dt),
+    advancing = post_update or stride is not None
+    _emit(core, "load", (number,), (), loc, dtype=dt, region=_region(ptr, 0, dt, advancing),
           attrs={"kind": "vector", "dist": "norm", "grain": None, "align": 1})
-    if post_update or stride is not None:
-        ptr.offset += int(stride if stride is not None else lanes(dt))
+    if advancing:
+        ptr.cursor += int(stride if stride is not None else lanes(dt))
     return _result(Reg, number, dt, _dst)
 
 
@@ -476,10 +502,11 @@ def store(dst_ptr, src, count=None, post_update=False, repeat_stride=None):
     if not 0 <= n <= lanes(dtype):
         raise KernelError(f"vf.store: count {n} exceeds the {lanes(dtype)} elements of a "
                           "register", loc)
-    _emit(core, "store", (), (a.number,), loc, dtype=dtype, region=_region(ptr, 0, dtype),
+    _emit(core, "store", (), (a.number,), loc, dtype=dtype,
+          region=_region(ptr, 0, dtype, post_update),
           attrs={"kind": "unaligned", "count": n}, src_dtypes=(dtype,))
     if post_update:
-        ptr.offset += n * dtype.itemsize // ptr.np_dtype.itemsize
+        ptr.cursor += n * dtype.itemsize // ptr.np_dtype.itemsize
     return ptr
 
 
@@ -502,10 +529,11 @@ def load_unalign(ureg, src_ptr, stride=None, _dst=None):
     ptr = pointer(src_ptr, "load_unalign", loc)
     dt = ptr.np_dtype
     number = _number(_dst, core)
-    _emit(core, "load", (number,), (), loc, dtype=dt, region=_region(ptr, 0, dt),
+    _emit(core, "load", (number,), (), loc, dtype=dt,
+          region=_region(ptr, 0, dt, stride is not None),
           attrs={"kind": "vector", "dist": "norm", "grain": None, "align": 1})
     if stride is not None:
-        ptr.offset += int(stride)
+        ptr.cursor += int(stride)
     return _result(Reg, number, dt, _dst)
 
 
@@ -558,12 +586,13 @@ def store_unalign(dst_ptr, src, align_reg, stride=None, post_update=False):
     if count is not None and not 0 <= count <= lanes(dtype):
         raise KernelError(f"vf.store_unalign: {count} elements exceed a register's "
                           f"{lanes(dtype)}", loc)
-    _emit(core, "store", (), (a.number,), loc, dtype=dtype, region=_region(ptr, 0, dtype),
+    _emit(core, "store", (), (a.number,), loc, dtype=dtype,
+          region=_region(ptr, 0, dtype, post_update),
           attrs={"kind": "unaligned", "count": count}, src_dtypes=(dtype,))
     if post_update:
         if count is None:  # the pointer register advances by the AR register's bytes
             count = register_file(core).ar // dtype.itemsize
-        ptr.offset += count * dtype.itemsize // ptr.np_dtype.itemsize
+        ptr.cursor += count * dtype.itemsize // ptr.np_dtype.itemsize
     return ptr
 
 

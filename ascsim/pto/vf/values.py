@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ascsim.isa import KernelError
+from ascsim.pto.layout import window_offsets
 from ascsim.pto.tile import Tile
 
 
@@ -82,14 +83,23 @@ class Declared:
 
 class UbPointer:
     """A tile argument inside a vector function: a UB base pointer, ``tile + n`` offsets it by
-    ``n`` elements. Post-update loads and stores advance it in place (the pointer register
-    the hardware updates)."""
+    ``n`` elements. ``offset`` counts elements from the tile's allocation; without one, the
+    pointer starts at the tile's first element, which for a sub-tile view (``tile[:, 64:]``)
+    lies inside its parent's frame.
 
-    __slots__ = ("tile", "offset")
+    Accesses that advance the pointer (post-update loads and stores, strided streams) read
+    and move ``cursor``, a second pointer that starts at ``offset``; the others always use
+    ``offset``. PyPTO Pro's code generator keeps the two apart the same way
+    (``CCECodegen::GetOrCreateVFTilePtr``: a post-update cursor and a plain base pointer to one
+    tile are independent variables), so a plain load after a post-update store stream still
+    reads from the tile's start (the lightning indexer's squeeze-then-broadcast)."""
 
-    def __init__(self, tile: Tile, offset: int = 0):
+    __slots__ = ("tile", "offset", "cursor")
+
+    def __init__(self, tile: Tile, offset: int | None = None):
         self.tile = tile
-        self.offset = int(offset)
+        self.offset = first_element(tile) if offset is None else int(offset)
+        self.cursor = self.offset
 
     @property
     def np_dtype(self) -> np.dtype:
@@ -104,10 +114,20 @@ class UbPointer:
         return UbPointer(self.tile, self.offset - int(n))
 
     def copy(self) -> UbPointer:
-        return UbPointer(self.tile, self.offset)
+        ptr = UbPointer(self.tile, self.offset)
+        ptr.cursor = self.cursor
+        return ptr
 
     def __repr__(self) -> str:
         return f"<UB pointer {self.tile!r} + {self.offset}>"
+
+
+def first_element(tile: Tile) -> int:
+    """The element offset of ``tile``'s first element from its allocation's start (0 but for
+    a sub-tile view)."""
+    if tile.origin == (0, 0):
+        return 0
+    return int(window_offsets(tile.frame, *tile.origin, 1, 1)[0, 0])
 
 
 def pointer(value, op: str, loc) -> UbPointer:
