@@ -57,16 +57,63 @@ class TritonFinder(importlib.abc.MetaPathFinder):
     loader = _Loader()
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname not in MODULES:
+        if fullname not in MODULES or (fullname == "triton" and _importer_is_torch()):
             return None
         return importlib.util.spec_from_loader(fullname, self.loader,
                                                is_package=fullname in PACKAGES)
+
+
+def _importer_is_torch() -> bool:
+    """Whether the module running ``import triton`` is torch's own (its compiler stack probes for
+    a GPU Triton compiler, which the served names are not: it must find none)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if not (name.startswith("importlib") or frame.f_code.co_filename.startswith("<frozen")
+                or name == __name__):
+            return name == "torch" or name.startswith("torch.")
+        frame = frame.f_back
+    return False
+
+
+class _NoTriton(importlib.abc.MetaPathFinder):
+    """Answers ``import triton`` with ImportError (only while torch asks, see below)."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname == "triton" or fullname.startswith("triton."):
+            raise ImportError(f"no GPU Triton compiler in an ascsim run ({fullname})")
+        return None
+
+
+def _torch_sees_no_triton() -> None:
+    """Make torch's own check (``torch.utils._triton.has_triton_package``, cached) answer no
+    before the Triton names are served: torch's compiler stack (``torch._dynamo`` imports
+    inductor) otherwise takes the served package for a GPU Triton compiler and imports
+    compiler modules it does not have (``triton.backends.compiler``)."""
+    if "torch" not in sys.modules:
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            return
+    from torch.utils import _triton
+
+    blocker = _NoTriton()
+    saved = {n: sys.modules.pop(n) for n in list(sys.modules)
+             if n == "triton" or n.startswith("triton.")}
+    sys.meta_path.insert(0, blocker)
+    try:
+        _triton.has_triton_package.cache_clear()
+        _triton.has_triton_package()
+    finally:
+        sys.meta_path.remove(blocker)
+        sys.modules.update(saved)
 
 
 def install() -> None:
     """Serve the Triton names in this process (idempotent); a ``triton`` imported before is
     replaced."""
     if not any(isinstance(f, TritonFinder) for f in sys.meta_path):
+        _torch_sees_no_triton()
         sys.meta_path.insert(0, TritonFinder())
     for name in [n for n in sys.modules if n == "triton" or n.startswith("triton.")]:
         if not getattr(sys.modules[name], "__name__", "").startswith("ascsim."):
