@@ -208,6 +208,18 @@ class _Walk:
 
     def ran(self, core, i: int, t: float):
         ins = core.instrs[i]
+        hold = getattr(ins.record, "hold_until", 0.0)
+        if hold > ins.start:
+            # A UnitFlag FixPipe: issued early, it holds its pipe until the block's last Mmad
+            # (sim/exec_cube.py), so what set its time is that Mmad, then its own transfer.
+            self.emit(hold, "instruction", core, ins.pipe, ins.op, ins.loc)
+            mmads = [k for k in range(i) if core.instrs[k].pipe == "M"
+                     and core.instrs[k].start <= hold <= core.instrs[k].done]
+            if mmads:
+                k = max(mmads, key=lambda m: core.instrs[m].start)
+                mmad = core.instrs[k]
+                self.emit(mmad.start, "instruction", core, mmad.pipe, mmad.op, mmad.loc)
+                return self.started, (core, k)
         self.emit(ins.start, "instruction", core, ins.pipe, ins.op, ins.loc)
         return self.started, (core, i)
 
