@@ -29,18 +29,9 @@ import threading
 import time
 from pathlib import Path
 
+from cann_bench_tasks import rss_mb
+
 POLL_S = 0.2
-
-
-def rss_mb(pid: int) -> float:
-    try:
-        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
 
 
 class MemoryWatch:

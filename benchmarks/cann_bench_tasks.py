@@ -92,7 +92,8 @@ class TaskRow:
     case_seconds: dict = field(default_factory=dict)
 
 
-def _rss_mb(pid: int) -> float:
+def rss_mb(pid: int) -> float:
+    """The resident memory of process ``pid`` in MB (0 once it is gone)."""
     try:
         with open(f"/proc/{pid}/status", encoding="ascii") as fh:
             for line in fh:
@@ -114,7 +115,7 @@ def watch_task(folder: Path, ns: argparse.Namespace) -> TaskRow:
     t0 = time.perf_counter()
     stopped = ""
     while child.poll() is None:
-        rss = _rss_mb(child.pid)
+        rss = rss_mb(child.pid)
         row.peak_rss_mb = max(row.peak_rss_mb, rss)
         if rss > ns.max_rss_mb:
             stopped = f"stopped at {rss:.0f} MB resident (cap {ns.max_rss_mb} MB)"
